@@ -1,0 +1,105 @@
+/**
+ * The gateway's whole configuration, read from the environment once at start.
+ * A bad value stops the process with one clear line (see main.ts), never a
+ * silent default for something the operator did set.
+ */
+export interface GatewayConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Path of the SQLite file (DATABASE_URL may be a path, file: or sqlite: URL). */
+  readonly databasePath: string;
+  readonly onecUrl: string;
+  readonly onecUser: string | undefined;
+  readonly onecPassword: string | undefined;
+  readonly onecTimeoutMs: number;
+  readonly syncWaitMs: number;
+  readonly bodyLimit: number;
+  readonly logLevel: LogLevel;
+  readonly retryBaseMs: number;
+  readonly retryMaxDelayMs: number;
+}
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ConfigDefaults {
+  /** Only the demo supplies one: production must name its 1C explicitly. */
+  onecUrl?: string;
+}
+
+export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConfig {
+  const onecUrl = text(env, "ONEC_URL") ?? defaults.onecUrl;
+  if (onecUrl === undefined) {
+    throw new ConfigError(
+      "ONEC_URL is required: the base URL of the 1C HTTP service, e.g. http://1c/base/hs/integration",
+    );
+  }
+  return Object.freeze({
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: text(env, "HOST") ?? "0.0.0.0",
+    databasePath: databasePath(text(env, "DATABASE_URL") ?? "data/gateway.db"),
+    onecUrl: httpUrl("ONEC_URL", onecUrl),
+    onecUser: text(env, "ONEC_USER"),
+    onecPassword: env.ONEC_PASSWORD,
+    onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
+    syncWaitMs: integer(env, "SYNC_WAIT_MS", 2000, 0, 60_000),
+    bodyLimit: integer(env, "BODY_LIMIT", 256 * 1024, 1024, 16 * 1024 * 1024),
+    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
+    retryBaseMs: integer(env, "RETRY_BASE_MS", 1000, 1, 3_600_000),
+    retryMaxDelayMs: integer(env, "RETRY_MAX_DELAY_MS", 600_000, 1, 86_400_000),
+  });
+}
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ConfigError(`${name} must not carry credentials: use ONEC_USER and ONEC_PASSWORD`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+function databasePath(raw: string): string {
+  if (/^postgres(ql)?:/i.test(raw)) {
+    throw new ConfigError("DATABASE_URL: the PostgreSQL backend is not available yet; use a SQLite file path");
+  }
+  const path = raw.replace(/^sqlite:(\/\/)?/i, "").replace(/^file:(\/\/)?/i, "");
+  if (path === "") throw new ConfigError(`DATABASE_URL must name a SQLite file, got "${raw}"`);
+  return path;
+}

@@ -1,0 +1,30 @@
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+
+/**
+ * Bump when the meaning of "the same event" changes (a field becomes volatile,
+ * the schema admits a new shape). Rows keep the version they were taken under,
+ * so an old row is never compared with a hash made by other rules.
+ */
+export const FINGERPRINT_POLICY = "order-paid/jcs-sha256/v1";
+
+export interface Canonical {
+  /** RFC 8785 text: the bytes stored and sent to 1C on every attempt. */
+  text: string;
+  fingerprint: string;
+  policy: string;
+}
+
+/**
+ * Throws on values RFC 8785 cannot represent (lone surrogates, NaN); callers
+ * pass only parsed JSON, where that means the body was not I-JSON.
+ */
+export function canonicalizeEvent(value: unknown, policy: string = FINGERPRINT_POLICY): Canonical {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError("value has no JSON form");
+  return { text, fingerprint: fingerprintOf(text, policy), policy };
+}
+
+export function fingerprintOf(canonicalText: string, policy: string): string {
+  return createHash("sha256").update(policy).update("\n").update(canonicalText).digest("hex");
+}

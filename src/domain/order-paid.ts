@@ -1,0 +1,29 @@
+/** The order-paid event as `schemas/order-paid.schema.json` admits it. */
+export interface OrderPaidEvent {
+  event_id: string;
+  event_type: "order.paid";
+  occurred_at: string;
+  order: {
+    id: string;
+    number: string;
+    created_at?: string;
+    customer: { id?: string; name: string; email?: string; phone?: string };
+    items: Array<{ sku: string; name?: string; quantity: number; price: string }>;
+    delivery?: { method?: string; address?: string; price: string };
+    total: string;
+    currency: string;
+  };
+  payment: {
+    id: string;
+    provider?: string;
+    amount: string;
+    currency: string;
+    paid_at?: string;
+  };
+}
+
+export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function isValidEventId(value: unknown): value is string {
+  return typeof value === "string" && EVENT_ID_PATTERN.test(value);
+}

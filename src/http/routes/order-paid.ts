@@ -1,0 +1,69 @@
+import type { FastifyInstance } from "fastify";
+import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
+import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
+import { isValidEventId } from "../../domain/order-paid.ts";
+import type { EventRegister } from "../../register/port.ts";
+import { answerFor, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
+import { sendAnswer } from "../problem-handler.ts";
+
+export interface OrderPaidRoutesOptions {
+  acceptor: OrderPaidAcceptor;
+  register: EventRegister;
+  now: () => number;
+}
+
+/** Until sender authentication exists, every event belongs to one sender. */
+export const DEFAULT_SENDER = "default";
+
+export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
+  const { acceptor, register, now } = options;
+
+  app.post(ORDERS_PAID_PATH, async (request, reply) => {
+    if (request.body === undefined) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_UNSUPPORTED_MEDIA_TYPE", request.id, {
+          detail: "send the event as a JSON body with Content-Type: application/json",
+        }),
+      );
+    }
+    const admission = admitOrderPaid(request.body, request.headers["idempotency-key"]);
+    if (!admission.ok) {
+      request.log.info({ event_id: admission.eventId, problem: admission.code }, "event refused before recording");
+      const extras = admission.errors === undefined ? {} : { errors: admission.errors };
+      const eventId = admission.eventId === undefined ? {} : { event_id: admission.eventId };
+      return sendAnswer(
+        reply,
+        problemAnswer(admission.code, request.id, { detail: admission.detail, ...extras, ...eventId }),
+      );
+    }
+    const eventId = admission.event.event_id;
+    const result = await acceptor.accept({
+      sender: DEFAULT_SENDER,
+      eventId,
+      canonical: admission.canonical,
+      correlationId: request.id,
+    });
+    const answer = answerFor(result, request.id, now());
+    request.log.info(
+      { event_id: eventId, sender: DEFAULT_SENDER, status: result.record.status, answer: answer.status },
+      "order-paid answered",
+    );
+    return sendAnswer(reply, answer);
+  });
+
+  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id`, async (request, reply) => {
+    const eventId = request.params.event_id;
+    const record = isValidEventId(eventId) ? await register.find(DEFAULT_SENDER, eventId) : undefined;
+    if (record === undefined) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_NOT_FOUND", request.id, { detail: `no event with event_id "${eventId}"` }),
+      );
+    }
+    return reply
+      .header("cache-control", "no-store")
+      .type(JSON_CONTENT_TYPE)
+      .send(JSON.stringify(statusView(record)));
+  });
+}

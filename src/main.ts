@@ -1,0 +1,28 @@
+import closeWithGrace from "close-with-grace";
+import { ConfigError, loadConfig } from "./config/load-config.ts";
+import { createGateway } from "./gateway.ts";
+import { createLogger } from "./observability/logger.ts";
+
+/** The production server: `npm start`. Configuration comes only from the environment. */
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const gateway = createGateway(config, logger);
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, "stopping after an unexpected error");
+    else logger.info({ signal }, "stopping");
+    await gateway.close();
+  });
+  await gateway.app.listen({ port: config.port, host: config.host });
+}
+
+await main();

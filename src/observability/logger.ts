@@ -1,0 +1,27 @@
+import pino, { type DestinationStream, type Logger } from "pino";
+import type { LogLevel } from "../config/load-config.ts";
+
+/**
+ * Personal data and credentials never reach the log. Bodies are not logged at
+ * all; these paths guard the places where a future line might carry them.
+ */
+const REDACT = [
+  "req.headers.authorization",
+  "headers.authorization",
+  "*.customer.email",
+  "*.customer.phone",
+  "*.delivery.address",
+  "onecPassword",
+];
+
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: "onec-gateway" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT, censor: "[REDACTED]" },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import type { EventEmitter } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Credentials, requireAuth } from "./auth.ts";
+import type { EmulatorFaults } from "./faults.ts";
+import { headerValue, isJsonMediaType, sendError, sendJson } from "./http-io.ts";
+import { readSkus } from "./order-event.ts";
+import { decodeJson, readBody } from "./request-body.ts";
+import type { OrderStore } from "./store.ts";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_KEY_LENGTH = 300;
+
+export interface OrderPaidContext {
+  readonly store: OrderStore;
+  readonly credentials: Credentials | undefined;
+  readonly events: EventEmitter;
+  /** Aborted by close(), so a request waiting out its latency does not keep the process alive. */
+  readonly closing: AbortSignal;
+  /** Read afresh at each step, so a test can flip a fault while a request is in flight. */
+  faults(): EmulatorFaults;
+}
+
+export interface PostReceived {
+  key: string | undefined;
+  correlationId: string;
+}
+
+/** POST /v1/orders/paid. The step order is part of the contract: see the fault descriptions. */
+export async function handleOrderPaid(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: OrderPaidContext,
+  correlationId: string,
+): Promise<void> {
+  const rawKey = headerValue(req, "idempotency-key");
+  const received: PostReceived = { key: rawKey, correlationId };
+  ctx.events.emit("post", received);
+
+  if (!requireAuth(req, res, ctx.credentials)) return;
+  if (ctx.faults().dropConnection) {
+    req.socket.destroy();
+    return;
+  }
+  const latencyMs = ctx.faults().latencyMs;
+  if (latencyMs > 0) {
+    try {
+      await sleep(latencyMs, undefined, { signal: ctx.closing });
+    } catch {
+      return;
+    }
+  }
+  const { unavailable, retryAfterSeconds } = ctx.faults();
+  if (unavailable) {
+    sendError(res, 503, "UNAVAILABLE", "1C is temporarily unavailable", { "retry-after": String(retryAfterSeconds) });
+    return;
+  }
+
+  if (!isJsonMediaType(req.headers["content-type"])) {
+    sendError(res, 415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+    return;
+  }
+  const body = await readBody(req, MAX_BODY_BYTES);
+  if (body.kind === "too_large") {
+    // The rest of the body is still on the wire; closing is cheaper than draining it.
+    sendError(res, 413, "PAYLOAD_TOO_LARGE", `body exceeds ${MAX_BODY_BYTES} bytes`, { connection: "close" });
+    return;
+  }
+  const json = decodeJson(body.bytes);
+  if (!json.ok) {
+    sendError(res, 400, "BAD_JSON", json.message);
+    return;
+  }
+  if (rawKey === undefined || rawKey.length < 1 || rawKey.length > MAX_KEY_LENGTH) {
+    sendError(
+      res,
+      400,
+      "MISSING_IDEMPOTENCY_KEY",
+      `Idempotency-Key header of 1..${MAX_KEY_LENGTH} characters is required`,
+    );
+    return;
+  }
+  const skus = readSkus(json.value);
+  if (!skus.ok) {
+    sendError(res, 400, "BAD_EVENT", skus.message);
+    return;
+  }
+
+  const hash = createHash("sha256").update(body.bytes).digest("hex");
+  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, ctx.faults().knownSkus);
+  switch (result.kind) {
+    case "unknown_sku":
+      sendError(res, 422, "UNKNOWN_SKU", `unknown article: ${result.sku}`);
+      return;
+    case "conflict":
+      sendError(
+        res,
+        409,
+        "EVENT_ID_REUSED",
+        `Idempotency-Key ${rawKey} was already used with a different body (order ${result.record.order.number})`,
+      );
+      return;
+    case "created":
+      ctx.events.emit("committed", result.record);
+      break;
+    case "replayed":
+      break;
+  }
+  // Leaving the response open is the point: the order exists, the caller never learns it.
+  // close() destroys the socket.
+  if (ctx.faults().hangAfterCommit) return;
+  sendJson(res, result.kind === "created" ? 201 : 200, { order: result.record.order });
+}

@@ -1,0 +1,87 @@
+import { randomUUID } from "node:crypto";
+
+export interface EmulatorOrder {
+  key: string;
+  hash: string;
+  order: { id: string; number: string };
+  correlationId: string;
+  createdAt: string;
+}
+
+export interface Submission {
+  key: string;
+  /** sha256 of the raw body: a resend must be byte-identical to count as the same event. */
+  hash: string;
+  correlationId: string;
+  skus: readonly string[];
+}
+
+export type SubmitResult =
+  | { kind: "created"; record: EmulatorOrder }
+  | { kind: "replayed"; record: EmulatorOrder }
+  | { kind: "conflict"; record: EmulatorOrder }
+  | { kind: "unknown_sku"; sku: string };
+
+export interface OrderStoreOptions {
+  newId?: () => string;
+  now?: () => Date;
+}
+
+/**
+ * What 1C keeps per idempotency key. Synchronous on purpose: check-and-insert
+ * runs in one tick, so concurrent requests with one key cannot both create.
+ */
+export class OrderStore {
+  readonly #byKey = new Map<string, EmulatorOrder>();
+  readonly #newId: () => string;
+  readonly #now: () => Date;
+  #sequence = 0;
+
+  constructor(options: OrderStoreOptions = {}) {
+    this.#newId = options.newId ?? randomUUID;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** A known key is judged before the SKUs, so a replay succeeds even if the catalogue changed since. */
+  submit(submission: Submission, knownSkus: readonly string[] | null): SubmitResult {
+    const existing = this.#byKey.get(submission.key);
+    if (existing !== undefined) {
+      return { kind: existing.hash === submission.hash ? "replayed" : "conflict", record: copy(existing) };
+    }
+    if (knownSkus !== null) {
+      const known = new Set(knownSkus);
+      const unknown = submission.skus.find((sku) => !known.has(sku));
+      if (unknown !== undefined) return { kind: "unknown_sku", sku: unknown };
+    }
+    this.#sequence += 1;
+    const record: EmulatorOrder = {
+      key: submission.key,
+      hash: submission.hash,
+      order: { id: this.#newId(), number: `ORD-${String(this.#sequence).padStart(6, "0")}` },
+      correlationId: submission.correlationId,
+      createdAt: this.#now().toISOString(),
+    };
+    this.#byKey.set(record.key, record);
+    return { kind: "created", record: copy(record) };
+  }
+
+  get(key: string): EmulatorOrder | undefined {
+    const record = this.#byKey.get(key);
+    return record === undefined ? undefined : copy(record);
+  }
+
+  /** Map iteration follows insertion, which is creation order. */
+  all(): EmulatorOrder[] {
+    return [...this.#byKey.values()].map(copy);
+  }
+
+  clear(): void {
+    this.#byKey.clear();
+    this.#sequence = 0;
+  }
+}
+
+/** Callers get copies so a test poking at a result cannot rewrite history. */
+function copy(record: EmulatorOrder): EmulatorOrder {
+  return { ...record, order: { ...record.order } };
+}

@@ -1,0 +1,93 @@
+import type { OnecOutcome } from "./outcome.ts";
+
+/**
+ * Maps 1C's answer to an outcome. Pure; the HTTP call lives in client.ts.
+ * Anything 1C did not clearly finish is retryable: the key makes a resend safe.
+ */
+export function classifyResponse(httpStatus: number, bodyText: string, retryAfter: string | undefined): OnecOutcome {
+  if (httpStatus === 200 || httpStatus === 201) {
+    const order = readOrder(bodyText);
+    if (order === undefined) {
+      return {
+        kind: "retryable",
+        httpStatus,
+        errorClass: "bad_answer",
+        message: `1C answered ${httpStatus} without {order: {id, number}}: ${excerpt(bodyText)}`,
+      };
+    }
+    return { kind: "delivered", httpStatus, order };
+  }
+  if (httpStatus === 422 || httpStatus === 400) {
+    const error = readError(bodyText);
+    return {
+      kind: "rejected",
+      httpStatus,
+      code: error?.code ?? (httpStatus === 400 ? "BAD_REQUEST" : "REJECTED"),
+      message: error?.message ?? excerpt(bodyText),
+    };
+  }
+  if (httpStatus === 409) {
+    return { kind: "conflict", httpStatus, message: readError(bodyText)?.message ?? excerpt(bodyText) };
+  }
+  if (httpStatus === 401 || httpStatus === 403) {
+    return {
+      kind: "unauthorized",
+      httpStatus,
+      message: `1C answered ${httpStatus}: check ONEC_USER and ONEC_PASSWORD`,
+    };
+  }
+  const outcome: OnecOutcome = {
+    kind: "retryable",
+    httpStatus,
+    errorClass:
+      httpStatus >= 500 || httpStatus === 429 || httpStatus === 408 ? `http_${httpStatus}` : "unexpected_status",
+    message: `1C answered ${httpStatus}: ${excerpt(bodyText)}`,
+  };
+  const retryAfterMs = parseRetryAfter(retryAfter);
+  if (retryAfterMs !== undefined) outcome.retryAfterMs = retryAfterMs;
+  return outcome;
+}
+
+/** Network failures: undici puts the reason in `code`, global fetch in `cause.code`. */
+export function classifyError(error: unknown): OnecOutcome {
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  if (err?.name === "TimeoutError" || err?.name === "AbortError") {
+    return { kind: "retryable", errorClass: "timeout", message: "1C did not answer in time" };
+  }
+  const code = err?.code ?? err?.cause?.code ?? "network_error";
+  return { kind: "retryable", errorClass: code, message: `1C unreachable: ${err?.message ?? String(error)}` };
+}
+
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function readOrder(text: string): { id: string; number: string } | undefined {
+  const parsed = tryParse(text) as { order?: { id?: unknown; number?: unknown } } | undefined;
+  const order = parsed?.order;
+  if (typeof order?.id !== "string" || typeof order.number !== "string") return undefined;
+  return { id: order.id, number: order.number };
+}
+
+function readError(text: string): { code: string; message: string } | undefined {
+  const parsed = tryParse(text) as { error?: { code?: unknown; message?: unknown } } | undefined;
+  const error = parsed?.error;
+  if (typeof error?.code !== "string") return undefined;
+  return { code: error.code, message: typeof error.message === "string" ? error.message : error.code };
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function excerpt(text: string, max = 300): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}

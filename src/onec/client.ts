@@ -1,0 +1,93 @@
+import { Agent, type Dispatcher, request } from "undici";
+import { classifyError, classifyResponse } from "./classify-response.ts";
+import type { OnecOutcome } from "./outcome.ts";
+
+export interface OnecClientOptions {
+  /** Base URL of the 1C HTTP service, e.g. http://1c.local/base/hs/integration */
+  baseUrl: string;
+  user?: string | undefined;
+  password?: string | undefined;
+  /** Whole-call deadline. An AbortSignal, since undici's own timers tick at ~1 s. */
+  timeoutMs: number;
+  /** Tests inject a MockAgent here. */
+  dispatcher?: Dispatcher;
+  maxConnections?: number;
+}
+
+export interface OrderPaidDelivery {
+  /** Unique across senders: 1C deduplicates on it. */
+  idempotencyKey: string;
+  /** The canonical bytes accepted from the sender, identical on every attempt. */
+  body: string;
+  correlationId: string;
+}
+
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Speaks the 1C contract and nothing else: one POST, one classified outcome.
+ * It never retries; the one place that decides retries is the delivery policy.
+ */
+export class OnecClient {
+  readonly #url: string;
+  readonly #auth: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+
+  constructor(options: OnecClientOptions) {
+    this.#url = `${options.baseUrl.replace(/\/+$/, "")}/v1/orders/paid`;
+    this.#auth =
+      options.user !== undefined && options.user !== ""
+        ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ""}`, "utf8").toString("base64")}`
+        : undefined;
+    this.#timeoutMs = options.timeoutMs;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({ connections: options.maxConnections ?? 16, keepAliveTimeout: 10_000, pipelining: 1 });
+  }
+
+  async sendOrderPaid(delivery: OrderPaidDelivery): Promise<OnecOutcome> {
+    const headers: Record<string, string> = {
+      "content-type": "application/json; charset=utf-8",
+      accept: "application/json",
+      "x-correlation-id": delivery.correlationId,
+      "idempotency-key": delivery.idempotencyKey,
+    };
+    if (this.#auth !== undefined) headers.authorization = this.#auth;
+    try {
+      const response = await request(this.#url, {
+        method: "POST",
+        headers,
+        body: delivery.body,
+        dispatcher: this.#dispatcher,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      const text = await readLimited(response.body, MAX_ANSWER_BYTES);
+      const retryAfter = response.headers["retry-after"];
+      return classifyResponse(response.statusCode, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    } catch (error) {
+      return classifyError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+}
+
+async function readLimited(body: Dispatcher.ResponseData["body"], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > limit) {
+      body.destroy();
+      break;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,17 @@
+import type { OnecOrder } from "../register/port.ts";
+
+/**
+ * What one POST to 1C came to. A value, not an exception: the caller (the
+ * accept path now, the deliverer later) decides what to do with each kind.
+ */
+export type OnecOutcome =
+  /** 201: 1C created the order now. 200: 1C had already created it for this key. */
+  | { kind: "delivered"; httpStatus: 200 | 201; order: OnecOrder }
+  /** 422: 1C refuses the data (unknown article, closed period...). Final. */
+  | { kind: "rejected"; httpStatus: number; code: string; message: string }
+  /** 409: 1C holds this key with another body. Final. */
+  | { kind: "conflict"; httpStatus: 409; message: string }
+  /** 401/403: our credentials are wrong. Retrying helps only after an operator fixes them. */
+  | { kind: "unauthorized"; httpStatus: 401 | 403; message: string }
+  /** Timeout, network error, 5xx, 429, or an answer we cannot read. Try again later. */
+  | { kind: "retryable"; httpStatus?: number; errorClass: string; message: string; retryAfterMs?: number };

@@ -1,0 +1,386 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { exampleEvent, orderPaidEvent } from "../support/events.ts";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { call, postEvent } from "../support/http.ts";
+
+let onec: OnecEmulator;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  onec = await startOnecEmulator();
+  gw = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "3000", RETRY_BASE_MS: "20" });
+});
+afterAll(async () => {
+  await gw.close();
+  await onec.close();
+});
+afterEach(() => onec.setFaults({ latencyMs: 0, unavailable: false, knownSkus: null, hangAfterCommit: false }));
+
+function statusOf(eventId: string) {
+  return call(`${gw.url}/integration/v1/orders/paid/${encodeURIComponent(eventId)}`);
+}
+
+describe("POST /integration/v1/orders/paid: first answer and replay", () => {
+  it("answers 201 with the order, then 200 with the same bytes, marked as a replay", async () => {
+    const event = orderPaidEvent();
+    const first = await postEvent(gw.url, event, { "x-correlation-id": "shop-42" });
+    expect(first.status).toBe(201);
+    expect(first.headers["idempotent-replayed"]).toBe("false");
+    expect(first.headers["x-correlation-id"]).toBe("shop-42");
+    expect(first.headers["content-type"]).toMatch(/^application\/json/);
+    const body = first.json();
+    const statusUrl = `/integration/v1/orders/paid/${event.event_id}`;
+    expect(first.headers.location).toBe(statusUrl);
+    expect(body).toEqual({
+      event_id: event.event_id,
+      status: "SUCCEEDED",
+      order: { id: expect.any(String), number: expect.stringMatching(/^ORD-/) },
+      status_url: statusUrl,
+    });
+
+    const repeat = await postEvent(gw.url, event, { "x-correlation-id": "shop-43" });
+    expect(repeat.status).toBe(200);
+    expect(repeat.headers["idempotent-replayed"]).toBe("true");
+    expect(repeat.headers["x-correlation-id"]).toBe("shop-43");
+    expect(repeat.text).toBe(first.text);
+    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+  });
+
+  it("treats another key order and whitespace as the same event", async () => {
+    const event = orderPaidEvent();
+    const first = await postEvent(gw.url, event);
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(event).reverse()), null, 4);
+    const repeat = await postEvent(gw.url, reordered);
+    expect([first.status, repeat.status]).toEqual([201, 200]);
+    expect(repeat.text).toBe(first.text);
+  });
+
+  it("accepts the IETF Idempotency-Key header when it equals event_id, bare or quoted", async () => {
+    const event = orderPaidEvent();
+    expect((await postEvent(gw.url, event, { "idempotency-key": event.event_id })).status).toBe(201);
+    expect((await postEvent(gw.url, event, { "idempotency-key": `"${event.event_id}"` })).status).toBe(200);
+  });
+
+  it("sends 1C the canonical bytes with the key, correlation id and content type", async () => {
+    const event = orderPaidEvent();
+    const posted = new Promise<{ key: string; correlationId: string }>((resolve) =>
+      onec.events.on("post", function onPost(p: { key: string; correlationId: string }) {
+        if (p.key === event.event_id) {
+          onec.events.off("post", onPost);
+          resolve(p);
+        }
+      }),
+    );
+    await postEvent(gw.url, event, { "x-correlation-id": "corr-fwd-1" });
+    expect(await posted).toEqual({ key: event.event_id, correlationId: "corr-fwd-1" });
+  });
+});
+
+describe("conflicts and in-flight events", () => {
+  it("answers 409 for the same event_id with another body, and records nothing new", async () => {
+    const event = orderPaidEvent();
+    await postEvent(gw.url, event);
+    const changed = structuredClone(event);
+    changed.order.customer.name = "Someone Else";
+    const conflict = await postEvent(gw.url, changed, { "x-correlation-id": "c-409" });
+    expect(conflict.status).toBe(409);
+    expect(conflict.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(conflict.json()).toMatchObject({
+      type: "/integration/v1/problems/event-id-conflict",
+      status: 409,
+      code: "GW_ERR_EVENT_ID_CONFLICT",
+      correlation_id: "c-409",
+      event_id: event.event_id,
+    });
+    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+  });
+
+  it("answers 202 while 1C is slow, and 409 (not 202) for another body meanwhile", async () => {
+    const slow = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "100" });
+    try {
+      onec.setFaults({ latencyMs: 1500 });
+      const event = orderPaidEvent();
+      const first = await postEvent(slow.url, event);
+      expect(first.status).toBe(202);
+      expect(first.headers.location).toBe(`/integration/v1/orders/paid/${event.event_id}`);
+      expect(Number(first.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      expect(first.json()).toEqual({
+        event_id: event.event_id,
+        status: "PROCESSING",
+        status_url: first.headers.location,
+      });
+
+      const again = await postEvent(slow.url, event);
+      expect(again.status).toBe(202);
+      const other = structuredClone(event);
+      other.payment.id = "pay_other";
+      expect((await postEvent(slow.url, other)).status).toBe(409);
+      expect(onec.postCount()).toBeGreaterThan(0);
+    } finally {
+      await slow.close();
+    }
+    // close() waited for the attempt; it must have written the order.
+  });
+
+  it("answers 202 at once with SYNC_WAIT_MS=0 and delivers in the background", async () => {
+    const eager = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "0" });
+    try {
+      const event = orderPaidEvent();
+      const committed = new Promise<void>((resolve) =>
+        onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
+      );
+      expect((await postEvent(eager.url, event)).status).toBe(202);
+      await committed;
+      await eager.gateway.acceptor.drain();
+      const status = await call(`${eager.url}/integration/v1/orders/paid/${event.event_id}`);
+      expect(status.json()).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
+      const replay = await postEvent(eager.url, event);
+      expect([replay.status, replay.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+    } finally {
+      await eager.close();
+    }
+  });
+
+  it("gives 50 concurrent requests with one new event_id one order, the same for all", async () => {
+    onec.setFaults({ latencyMs: 300 });
+    const event = orderPaidEvent();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => postEvent(gw.url, event)));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(49);
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+  });
+});
+
+describe("1C outcomes", () => {
+  it("answers 422 when 1C refuses the order, and replays that 422", async () => {
+    onec.setFaults({ knownSkus: ["TEA-001"] });
+    const event = orderPaidEvent();
+    const first = await postEvent(gw.url, event);
+    expect(first.status).toBe(422);
+    expect(first.json()).toMatchObject({
+      type: "/integration/v1/problems/onec-rejected",
+      onec_error: { code: "UNKNOWN_SKU" },
+      event_id: event.event_id,
+    });
+    expect(first.headers["idempotent-replayed"]).toBe("false");
+    onec.setFaults({ knownSkus: null });
+    const repeat = await postEvent(gw.url, event);
+    expect([repeat.status, repeat.headers["idempotent-replayed"], repeat.text]).toEqual([422, "true", first.text]);
+    expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "FAILED_FINAL" });
+  });
+
+  it("ends as FAILED_FINAL (422) when 1C holds the key with another body (1C 409)", async () => {
+    const event = orderPaidEvent();
+    const elsewhere = await call(`${onec.url}/v1/orders/paid`, {
+      method: "POST",
+      body: JSON.stringify({ ...event, note: "sent by someone else" }),
+      headers: { "content-type": "application/json", "idempotency-key": event.event_id },
+    });
+    expect(elsewhere.status).toBe(201);
+    const answer = await postEvent(gw.url, event);
+    expect(answer.status).toBe(422);
+    expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/onec-conflict" });
+    expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "FAILED_FINAL" });
+  });
+
+  it("answers 202 while 1C is down, then delivers once on a retry after 1C returns", async () => {
+    onec.setFaults({ unavailable: true, retryAfterSeconds: 0 });
+    const event = orderPaidEvent();
+    const first = await postEvent(gw.url, event);
+    expect(first.status).toBe(202);
+    const pending = (await statusOf(event.event_id)).json();
+    expect(pending).toMatchObject({ status: "FAILED_RETRYABLE", attempts: 1, order: null });
+    expect(String(pending.error)).toMatch(/503/);
+
+    onec.setFaults({ unavailable: false });
+    // The next attempt is due at next_attempt_at (RETRY_BASE_MS=20 here); a sender retries after Retry-After.
+    const due = Date.parse(String(pending.next_attempt_at));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now()) + 5));
+    const retry = await postEvent(gw.url, event);
+    expect(retry.status).toBe(201);
+    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
+  });
+});
+
+describe("refused before recording", () => {
+  const path = "/integration/v1/orders/paid";
+
+  async function expectProblem(
+    answer: Awaited<ReturnType<typeof postEvent>>,
+    status: number,
+    slug: string,
+  ): Promise<Record<string, unknown>> {
+    expect(answer.status).toBe(status);
+    expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    const problem = answer.json();
+    expect(problem).toMatchObject({ type: `/integration/v1/problems/${slug}`, status });
+    expect(problem.title).toEqual(expect.any(String));
+    expect(problem.detail).toEqual(expect.any(String));
+    expect(problem.correlation_id).toBe(answer.headers["x-correlation-id"]);
+    return problem;
+  }
+
+  it("400 for unparseable JSON", async () => {
+    await expectProblem(await postEvent(gw.url, '{"event_id": "x",'), 400, "invalid-json");
+    await expectProblem(await postEvent(gw.url, ""), 400, "invalid-json");
+  });
+
+  it("400 for a repeated key, which JSON.parse would hide", async () => {
+    const event = orderPaidEvent();
+    const text = JSON.stringify(event).replace(
+      '"payment":',
+      '"payment":{"id":"a","amount":"1.00","currency":"RUB"},"payment":',
+    );
+    await expectProblem(await postEvent(gw.url, text), 400, "duplicate-json-key");
+    expect((await statusOf(event.event_id)).status).toBe(404);
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["a number", 42],
+    ["with a space", "evt 1"],
+    ["too long", "e".repeat(129)],
+  ])("400 for an event_id %s", async (_name, eventId) => {
+    const event = orderPaidEvent() as unknown as Record<string, unknown>;
+    if (eventId === undefined) delete event.event_id;
+    else event.event_id = eventId;
+    await expectProblem(await postEvent(gw.url, event), 400, "invalid-event-id");
+  });
+
+  it("400 for a body that is not an object", async () => {
+    await expectProblem(await postEvent(gw.url, "[1,2]"), 400, "invalid-event-id");
+  });
+
+  it("400 when Idempotency-Key differs from event_id", async () => {
+    const event = orderPaidEvent();
+    await expectProblem(
+      await postEvent(gw.url, event, { "idempotency-key": "other" }),
+      400,
+      "idempotency-key-mismatch",
+    );
+  });
+
+  it("413 for a body over BODY_LIMIT", async () => {
+    const event = orderPaidEvent((e) => {
+      e.order.customer.name = "x".repeat(300 * 1024);
+    });
+    await expectProblem(await postEvent(gw.url, event), 413, "body-too-large");
+  });
+
+  it("415 for a body that is not JSON, or no body at all", async () => {
+    const xml = await call(`${gw.url}${path}`, {
+      method: "POST",
+      body: "<order/>",
+      headers: { "content-type": "application/xml" },
+    });
+    await expectProblem(xml, 415, "unsupported-media-type");
+    await expectProblem(await call(`${gw.url}${path}`, { method: "POST" }), 415, "unsupported-media-type");
+  });
+
+  it("422 listing every schema violation, money as a number included, with no coercion", async () => {
+    const event = orderPaidEvent() as unknown as { order: Record<string, unknown>; payment: Record<string, unknown> };
+    event.order.total = 1890;
+    event.payment.amount = "1890";
+    event.order.unexpected = true;
+    const problem = await expectProblem(await postEvent(gw.url, event), 422, "schema-violation");
+    const paths = (problem.errors as Array<{ path: string }>).map((e) => e.path).sort();
+    expect(paths).toEqual(["/order/total", "/order/unexpected", "/payment/amount"]);
+  });
+
+  it("422 listing every business rule broken, and nothing recorded", async () => {
+    const event = orderPaidEvent((e) => {
+      e.order.total = "1.00";
+      e.payment.currency = "USD";
+    });
+    const problem = await expectProblem(await postEvent(gw.url, event), 422, "business-rules-violated");
+    expect((problem.errors as Array<{ rule: string }>).map((e) => e.rule)).toEqual([
+      "total-equals-items-plus-delivery",
+      "payment-equals-total",
+      "single-currency",
+    ]);
+    expect((await statusOf(event.event_id)).status).toBe(404);
+  });
+
+  it("431 problem for oversized headers", async () => {
+    const answer = await call(`${gw.url}/healthz`, { headers: { "x-big": "b".repeat(20_000) } });
+    await expectProblem(answer, 431, "headers-too-large");
+  });
+});
+
+describe("status URL, health, correlation", () => {
+  it("shows the event's state", async () => {
+    const event = orderPaidEvent();
+    const created = await postEvent(gw.url, event, { "x-correlation-id": "status-1" });
+    const status = await call(`${gw.url}${created.headers.location}`);
+    expect(status.status).toBe(200);
+    expect(status.json()).toEqual({
+      event_id: event.event_id,
+      status: "SUCCEEDED",
+      attempts: 1,
+      order: created.json().order,
+      error: null,
+      next_attempt_at: null,
+      received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      correlation_id: "status-1",
+    });
+  });
+
+  it("answers 404 problems for an unknown event and an unknown route, with the correlation id", async () => {
+    const unknown = await statusOf("never-sent");
+    expect(unknown.status).toBe(404);
+    expect(unknown.json()).toMatchObject({
+      type: "/integration/v1/problems/not-found",
+      correlation_id: unknown.headers["x-correlation-id"],
+    });
+    const route = await call(`${gw.url}/nope`, { headers: { "x-correlation-id": "lost-1" } });
+    expect([route.status, route.headers["x-correlation-id"], route.json().correlation_id]).toEqual([
+      404,
+      "lost-1",
+      "lost-1",
+    ]);
+  });
+
+  it("replaces an unsafe correlation id with a UUID", async () => {
+    for (const bad of ["has space", "x".repeat(129), '{"json":1}']) {
+      const answer = await call(`${gw.url}/healthz`, { headers: { "x-correlation-id": bad } });
+      expect(answer.headers["x-correlation-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it("writes the correlation id on every log line of a request", async () => {
+    const event = orderPaidEvent();
+    const before = gw.logs.length;
+    await postEvent(gw.url, event, { "x-correlation-id": "log-check-1" });
+    const lines = gw.logs
+      .slice(before)
+      .filter((l) => l.correlation_id === "log-check-1" || l.event_id === event.event_id);
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["order-paid answered", "request completed"]));
+    expect(lines.every((l) => l.correlation_id === "log-check-1")).toBe(true);
+  });
+
+  it("answers /healthz 200 and the example event validates", async () => {
+    expect((await call(`${gw.url}/healthz`)).status).toBe(200);
+    expect((await postEvent(gw.url, exampleEvent())).status).toBeLessThan(300);
+  });
+});
+
+describe("storage unavailable", () => {
+  it("answers 503 with Retry-After and records nothing when the register cannot write", async () => {
+    const broken = await startTestGateway({ ONEC_URL: onec.url });
+    try {
+      await broken.gateway.register.close();
+      const answer = await postEvent(broken.url, orderPaidEvent());
+      expect(answer.status).toBe(503);
+      expect(answer.headers["retry-after"]).toBe("2");
+      expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/storage-unavailable", retryable: true });
+    } finally {
+      await broken.close();
+    }
+  });
+});

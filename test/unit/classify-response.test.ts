@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { classifyError, classifyResponse, parseRetryAfter } from "../../src/onec/classify-response.ts";
+
+describe("classifyResponse", () => {
+  const order = { id: "u-1", number: "ORD-1" };
+  it.each([201, 200])("reads %i with an order as delivered", (status) => {
+    expect(classifyResponse(status, JSON.stringify({ order }), undefined)).toEqual({
+      kind: "delivered",
+      httpStatus: status,
+      order,
+    });
+  });
+
+  it("treats a 2xx without an order as retryable, not as success", () => {
+    expect(classifyResponse(200, "<html>error</html>", undefined)).toMatchObject({
+      kind: "retryable",
+      errorClass: "bad_answer",
+    });
+  });
+
+  it("reads 422 as a final rejection with 1C's code", () => {
+    const body = JSON.stringify({ error: { code: "UNKNOWN_SKU", message: "unknown article TEA-9" } });
+    expect(classifyResponse(422, body, undefined)).toEqual({
+      kind: "rejected",
+      httpStatus: 422,
+      code: "UNKNOWN_SKU",
+      message: "unknown article TEA-9",
+    });
+  });
+
+  it("reads 409 as a conflict and 401/403 as a configuration fault", () => {
+    expect(classifyResponse(409, "{}", undefined).kind).toBe("conflict");
+    expect(classifyResponse(401, "", undefined).kind).toBe("unauthorized");
+    expect(classifyResponse(403, "", undefined).kind).toBe("unauthorized");
+  });
+
+  it("reads 503 with Retry-After as retryable with a delay", () => {
+    expect(classifyResponse(503, "busy", "7")).toMatchObject({
+      kind: "retryable",
+      errorClass: "http_503",
+      retryAfterMs: 7000,
+    });
+  });
+
+  it("reads network errors from code or cause.code", () => {
+    expect(classifyError(Object.assign(new Error("x"), { code: "ECONNREFUSED" }))).toMatchObject({
+      errorClass: "ECONNREFUSED",
+    });
+    expect(classifyError(new TypeError("fetch failed", { cause: { code: "UND_ERR_SOCKET" } }))).toMatchObject({
+      errorClass: "UND_ERR_SOCKET",
+    });
+    expect(classifyError(new DOMException("t", "TimeoutError"))).toMatchObject({ errorClass: "timeout" });
+  });
+
+  it("parses Retry-After as seconds or a date", () => {
+    const now = Date.parse("2026-11-30T10:00:00Z");
+    expect(parseRetryAfter("3", now)).toBe(3000);
+    expect(parseRetryAfter("Mon, 30 Nov 2026 10:00:05 GMT", now)).toBe(5000);
+    expect(parseRetryAfter("soon", now)).toBeUndefined();
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config/load-config.ts";
+
+const base = { ONEC_URL: "http://1c.local/base/hs/integration/" };
+
+describe("loadConfig", () => {
+  it("fills the documented defaults", () => {
+    expect(loadConfig(base)).toMatchObject({
+      port: 8080,
+      databasePath: "data/gateway.db",
+      onecUrl: "http://1c.local/base/hs/integration",
+      syncWaitMs: 2000,
+      bodyLimit: 262144,
+      logLevel: "info",
+    });
+  });
+
+  it("requires ONEC_URL unless a default is given", () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(loadConfig({}, { onecUrl: "http://127.0.0.1:8081" }).onecUrl).toBe("http://127.0.0.1:8081");
+  });
+
+  it.each([
+    ["PORT", "http"],
+    ["PORT", "70000"],
+    ["SYNC_WAIT_MS", "-1"],
+    ["BODY_LIMIT", "1.5"],
+    ["LOG_LEVEL", "loud"],
+    ["ONEC_URL", "ftp://x"],
+    ["ONEC_URL", "http://user:pw@1c"],
+    ["DATABASE_URL", "postgres://localhost/x"],
+  ])("refuses %s=%s with a line that names it", (name, value) => {
+    expect(() => loadConfig({ ...base, [name]: value })).toThrow(new RegExp(`^${name}`));
+  });
+
+  it("reads sqlite and file URLs as paths", () => {
+    expect(loadConfig({ ...base, DATABASE_URL: "sqlite:/var/lib/gw.db" }).databasePath).toBe("/var/lib/gw.db");
+    expect(loadConfig({ ...base, DATABASE_URL: "file:data/x.db" }).databasePath).toBe("data/x.db");
+  });
+});
