@@ -7,8 +7,13 @@ import { OnecClient } from "./onec/client.ts";
 import type { EventRegister } from "./register/port.ts";
 import { SqliteRegister } from "./register/sqlite/sqlite-register.ts";
 
-/** Lease margin over the 1C timeout: an attempt still waiting on 1C is never taken over. */
-const LEASE_MARGIN_MS = 5000;
+/**
+ * A delivery lease outlives the 1C deadline by a margin, so an attempt still
+ * waiting on 1C is never taken over; a crashed one is taken over soon after.
+ */
+export function leaseMsFor(onecTimeoutMs: number): number {
+  return onecTimeoutMs + Math.max(1000, Math.round(onecTimeoutMs / 2));
+}
 
 export interface Gateway {
   app: FastifyInstance;
@@ -37,7 +42,7 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
       log: logger,
       retry: { baseMs: config.retryBaseMs, maxDelayMs: config.retryMaxDelayMs },
     },
-    { syncWaitMs: config.syncWaitMs, leaseMs: config.onecTimeoutMs + LEASE_MARGIN_MS },
+    { syncWaitMs: config.syncWaitMs, leaseMs: leaseMsFor(config.onecTimeoutMs) },
   );
   const app = buildApp({ acceptor, register, logger, bodyLimit: config.bodyLimit, now });
 

@@ -31,6 +31,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export interface ConfigDefaults {
   /** Only the demo supplies one: production must name its 1C explicitly. */
   onecUrl?: string;
+  host?: string;
 }
 
 export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConfig {
@@ -42,7 +43,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
   }
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
-    host: text(env, "HOST") ?? "0.0.0.0",
+    host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
     databasePath: databasePath(text(env, "DATABASE_URL") ?? "data/gateway.db"),
     onecUrl: httpUrl("ONEC_URL", onecUrl),
     onecUser: text(env, "ONEC_USER"),
