@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
-import { problemAnswer } from "./http/answers.ts";
+import { clientErrorWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
 import { registerStrictJsonParser } from "./http/json-body.ts";
 import { registerProblemHandler } from "./http/problem-handler.ts";
@@ -16,13 +16,13 @@ export interface AppDeps {
   register: EventRegister;
   logger: Logger;
   bodyLimit: number;
+  /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
+  requestTimeoutMs: number;
   now: () => number;
 }
 
 /** Header bytes a request may carry before Node refuses it (431). */
 export const MAX_HEADER_BYTES = 16 * 1024;
-/** A slow body (slowloris) is cut after this long (408). */
-export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Builds the HTTP edge. Never listens: main.ts and the tests do. */
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -32,10 +32,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new RequestLog(),
     genReqId: correlationIdOf,
     bodyLimit: deps.bodyLimit,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    requestTimeout: deps.requestTimeoutMs,
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: Math.min(deps.requestTimeoutMs, 10_000),
+      // Node looks for expired requests only this often (30 s by default).
+      connectionsCheckingInterval: Math.min(1000, deps.requestTimeoutMs),
+    },
     return503OnClosing: true,
-    clientErrorHandler: writeClientError,
+    clientErrorHandler: clientErrorWriter({
+      maxHeaderBytes: MAX_HEADER_BYTES,
+      requestTimeoutMs: deps.requestTimeoutMs,
+    }),
   });
 
   app.addHook("onRequest", async (request, reply) => {
@@ -48,30 +56,4 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, { acceptor: deps.acceptor, register: deps.register, now: deps.now });
   return app;
-}
-
-/**
- * Errors Node's HTTP parser meets before Fastify sees a request (headers too
- * large, a body too slow, garbage on the wire) still get a problem document.
- */
-function writeClientError(error: Error & { code?: string }, socket: import("node:net").Socket): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const correlationId = crypto.randomUUID();
-  const answer =
-    error.code === "HPE_HEADER_OVERFLOW"
-      ? problemAnswer("GW_ERR_HEADERS_TOO_LARGE", correlationId, { detail: `headers over ${MAX_HEADER_BYTES} bytes` })
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? problemAnswer("GW_ERR_REQUEST_TIMEOUT", correlationId, {
-            detail: `the request did not arrive within ${REQUEST_TIMEOUT_MS} ms`,
-          })
-        : problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: "the request is not valid HTTP/1.1" });
-  const body = Buffer.from(answer.body, "utf8");
-  socket.end(
-    `HTTP/1.1 ${answer.status} ${answer.status === 431 ? "Request Header Fields Too Large" : answer.status === 408 ? "Request Timeout" : "Bad Request"}\r\n` +
-      `Content-Type: ${answer.contentType}\r\nContent-Length: ${body.length}\r\n` +
-      `X-Correlation-ID: ${correlationId}\r\nConnection: close\r\n\r\n${answer.body}`,
-  );
 }

@@ -44,7 +44,14 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     },
     { syncWaitMs: config.syncWaitMs, leaseMs: leaseMsFor(config.onecTimeoutMs) },
   );
-  const app = buildApp({ acceptor, register, logger, bodyLimit: config.bodyLimit, now });
+  const app = buildApp({
+    acceptor,
+    register,
+    logger,
+    bodyLimit: config.bodyLimit,
+    requestTimeoutMs: config.requestTimeoutMs,
+    now,
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -14,6 +14,7 @@ export interface GatewayConfig {
   readonly onecTimeoutMs: number;
   readonly syncWaitMs: number;
   readonly bodyLimit: number;
+  readonly requestTimeoutMs: number;
   readonly logLevel: LogLevel;
   readonly retryBaseMs: number;
   readonly retryMaxDelayMs: number;
@@ -51,6 +52,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
     syncWaitMs: integer(env, "SYNC_WAIT_MS", 2000, 0, 60_000),
     bodyLimit: integer(env, "BODY_LIMIT", 256 * 1024, 1024, 16 * 1024 * 1024),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     retryBaseMs: integer(env, "RETRY_BASE_MS", 1000, 1, 3_600_000),
     retryMaxDelayMs: integer(env, "RETRY_MAX_DELAY_MS", 600_000, 1, 86_400_000),

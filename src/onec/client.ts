@@ -34,6 +34,7 @@ export class OnecClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
+  #closing: Promise<void> | undefined;
 
   constructor(options: OnecClientOptions) {
     this.#url = `${options.baseUrl.replace(/\/+$/, "")}/v1/orders/paid`;
@@ -72,8 +73,11 @@ export class OnecClient {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  /** Idempotent: undici rejects a second close() of one dispatcher. */
+  close(): Promise<void> {
+    if (!this.#ownsDispatcher) return Promise.resolve();
+    this.#closing ??= this.#dispatcher.close().then(() => undefined);
+    return this.#closing;
   }
 }
 

@@ -305,11 +305,6 @@ describe("refused before recording", () => {
     ]);
     expect((await statusOf(event.event_id)).status).toBe(404);
   });
-
-  it("431 problem for oversized headers", async () => {
-    const answer = await call(`${gw.url}/healthz`, { headers: { "x-big": "b".repeat(20_000) } });
-    await expectProblem(answer, 431, "headers-too-large");
-  });
 });
 
 describe("status URL, health, correlation", () => {

@@ -154,6 +154,13 @@ export class SqliteRegister implements EventRegister {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  /** What the connection really runs with, for diagnostics: pragmas fail silently on some file systems. */
+  durability(): { journalMode: string; synchronous: "OFF" | "NORMAL" | "FULL" | "EXTRA" } {
+    const journalMode = String(this.#db.pragma("journal_mode", { simple: true }));
+    const level = Number(this.#db.pragma("synchronous", { simple: true }));
+    return { journalMode, synchronous: (["OFF", "NORMAL", "FULL", "EXTRA"] as const)[level] ?? "OFF" };
+  }
+
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
   }

@@ -1,0 +1,45 @@
+import { readFileSync } from "node:fs";
+import autocannon from "autocannon";
+
+export const ROUTE = "/integration/v1/orders/paid";
+const EXAMPLE = new URL("../../schemas/examples/order-paid.json", import.meta.url);
+
+export interface LoadSettings {
+  readonly connections: number;
+  readonly durationSeconds: number;
+}
+
+/**
+ * Bodies of the shared example event, each under a new event_id: the gateway
+ * must do the full accept (insert + fsync) every time, never a cheap replay.
+ * The JSON is cut once around the id so each body is a concatenation, which
+ * keeps the load generator's own cost per request tiny and the same for both servers.
+ */
+export function orderPaidBodies(runId: string): () => string {
+  const marker = "__BENCH_EVENT_ID__";
+  const example = JSON.parse(readFileSync(EXAMPLE, "utf8")) as Record<string, unknown>;
+  const [head, rest, ...extra] = JSON.stringify({ ...example, event_id: marker }).split(`"${marker}"`);
+  if (head === undefined || rest === undefined || extra.length > 0) throw new Error("cannot template the example");
+  let n = 0;
+  // Ids stay within [A-Za-z0-9._:-], so they need no JSON escaping.
+  return () => `${head}"bench-${runId}-${++n}"${rest}`;
+}
+
+/** One autocannon run of POSTs with a fresh body per request. */
+export function runLoad(baseUrl: string, settings: LoadSettings, nextBody: () => string): Promise<autocannon.Result> {
+  return autocannon({
+    url: `${baseUrl}${ROUTE}`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    connections: settings.connections,
+    duration: settings.durationSeconds,
+    requests: [
+      {
+        setupRequest: (request) => {
+          request.body = nextBody();
+          return request;
+        },
+      },
+    ],
+  });
+}

@@ -1,0 +1,28 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const repoRoot = new URL("../../", import.meta.url).pathname;
+
+function start(env: Record<string, string>) {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(ONEC_|PORT$|DATABASE_URL$|SYNC_WAIT_MS$)/.test(name)),
+  );
+  return spawnSync(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: repoRoot,
+    env: { ...base, ...env },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+}
+
+describe("npm start refuses a bad configuration", { timeout: 30_000 }, () => {
+  it.each([
+    [{}, /^configuration error: ONEC_URL is required/],
+    [{ ONEC_URL: "http://1c.test", SYNC_WAIT_MS: "soon" }, /^configuration error: SYNC_WAIT_MS must be a whole number/],
+  ])("exits 1 with one clear line for %j", (env, message) => {
+    const result = start(env);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(message);
+  });
+});
