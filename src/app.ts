@@ -50,6 +50,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.header(CORRELATION_HEADER, request.id);
   });
 
+  // app.close() waits for every open connection; a keep-alive client would
+  // hold it for 72 s. While closing, each answer tells the client to hang up.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
   registerStrictJsonParser(app, deps.bodyLimit);
   registerProblemHandler(app);
   app.register(healthRoutes);

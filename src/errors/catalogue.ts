@@ -51,12 +51,6 @@ export const problems = {
     title: "No such resource",
     retryable: false,
   },
-  GW_ERR_METHOD_NOT_ALLOWED: {
-    status: 405,
-    slug: "method-not-allowed",
-    title: "This method is not allowed here",
-    retryable: false,
-  },
   GW_ERR_REQUEST_TIMEOUT: {
     status: 408,
     slug: "request-timeout",
