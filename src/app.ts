@@ -1,10 +1,11 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
+import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
 import { registerStrictJsonParser } from "./http/json-body.ts";
-import { registerProblemHandler } from "./http/problem-handler.ts";
+import { registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { healthRoutes } from "./http/routes/health.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
@@ -39,22 +40,33 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       // Node looks for expired requests only this often (30 s by default).
       connectionsCheckingInterval: Math.min(1000, deps.requestTimeoutMs),
     },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is bare JSON; ours (below) is a problem document.
+    return503OnClosing: false,
     clientErrorHandler: clientErrorWriter({
       maxHeaderBytes: MAX_HEADER_BYTES,
       requestTimeoutMs: deps.requestTimeoutMs,
     }),
   });
 
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header(CORRELATION_HEADER, request.id);
-  });
-
   // app.close() waits for every open connection; a keep-alive client would
-  // hold it for 72 s. While closing, each answer tells the client to hang up.
+  // hold it for 72 s. While closing, each answer tells the client to hang up,
+  // and a request that arrives on an open connection gets a 503 it can retry.
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header(CORRELATION_HEADER, request.id);
+    if (closing) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_SHUTTING_DOWN", request.id, {
+          detail: "the gateway is stopping; nothing was recorded, retry with the same event_id",
+          retryAfterSeconds: 1,
+        }),
+      );
+    }
   });
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");

@@ -54,12 +54,6 @@ function answerForError(error: Error, request: FastifyRequest): Answer {
   const mapped = code === undefined ? undefined : FASTIFY_CODES[code];
   if (mapped !== undefined) return problemAnswer(mapped, correlationId, { detail: error.message });
   const statusCode = (error as FastifyError).statusCode;
-  if (statusCode === 503) {
-    return problemAnswer("GW_ERR_SHUTTING_DOWN", correlationId, {
-      detail: "retry with the same event_id",
-      retryAfterSeconds: 1,
-    });
-  }
   if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
     return problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: error.message });
   }

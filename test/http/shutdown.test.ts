@@ -1,0 +1,80 @@
+import { once } from "node:events";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { orderPaidEvent } from "../support/events.ts";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+
+let onec: OnecEmulator;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  onec = await startOnecEmulator({ faults: { latencyMs: 400 } });
+  gw = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "5000" });
+});
+afterAll(async () => {
+  await gw.close();
+  await onec.close();
+});
+
+function rawPost(body: string): string {
+  return (
+    "POST /integration/v1/orders/paid HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n" +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
+/** Splits what arrived on one keep-alive connection into status, lower-cased head and body per answer. */
+function answers(raw: string): Array<{ status: number; head: string; body: string }> {
+  const result: Array<{ status: number; head: string; body: string }> = [];
+  let rest = raw;
+  while (rest.startsWith("HTTP/1.1 ")) {
+    const end = rest.indexOf("\r\n\r\n");
+    const head = rest.slice(0, end).toLowerCase();
+    const length = Number(/content-length: (\d+)/.exec(head)?.[1] ?? 0);
+    const body = Buffer.from(rest.slice(end + 4))
+      .subarray(0, length)
+      .toString("utf8");
+    result.push({ status: Number(head.split(" ")[1]), head, body });
+    rest = Buffer.from(rest.slice(end + 4))
+      .subarray(length)
+      .toString("utf8");
+  }
+  return result;
+}
+
+describe("stopping while requests are in flight", () => {
+  it("finishes the running request and hangs up before taking a late one from the same connection", async () => {
+    const first = orderPaidEvent();
+    const second = orderPaidEvent();
+    const socket = connect(Number(new URL(gw.url).port), "127.0.0.1");
+    let received = "";
+    socket.on("data", (chunk) => {
+      received += chunk.toString("utf8");
+    });
+    const hungUp = once(socket, "close");
+
+    socket.write(rawPost(JSON.stringify(first)));
+    await once(onec.events, "post");
+    const closed = gw.gateway.close();
+    socket.write(rawPost(JSON.stringify(second)));
+    await hungUp;
+    await closed;
+
+    const [a, b] = answers(received);
+    expect(a?.status).toBe(201);
+    expect(a?.head).toContain("connection: close");
+    expect(JSON.parse(a?.body ?? "{}")).toMatchObject({ event_id: first.event_id, status: "SUCCEEDED" });
+    // The late request was cut with the connection after the first answer: not half-processed, safe to resend.
+    expect(b).toBeUndefined();
+    const register = new SqliteRegister(gw.databasePath);
+    try {
+      expect(await register.find("default", second.event_id)).toBeUndefined();
+      expect((await register.find("default", first.event_id))?.status).toBe("SUCCEEDED");
+    } finally {
+      await register.close();
+    }
+    expect(onec.orders().map((o) => o.key)).toEqual([first.event_id]);
+  });
+});
