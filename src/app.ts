@@ -1,12 +1,14 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
+import type { Deliverer } from "./delivery/deliverer.ts";
 import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
 import { registerStrictJsonParser } from "./http/json-body.ts";
 import { registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
+import { adminRoutes } from "./http/routes/admin.ts";
 import { healthRoutes } from "./http/routes/health.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
@@ -15,6 +17,9 @@ import type { EventRegister } from "./register/port.ts";
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
   register: EventRegister;
+  deliverer: Deliverer;
+  /** The admin routes exist only when this is set. */
+  adminToken: string | undefined;
   logger: Logger;
   bodyLimit: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
@@ -32,6 +37,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new RequestLog(),
     genReqId: correlationIdOf,
+    // Fastify's defaults coerce types and drop unknown properties in silence.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
     bodyLimit: deps.bodyLimit,
     requestTimeout: deps.requestTimeoutMs,
     http: {
@@ -77,5 +84,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(healthRoutes);
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, { acceptor: deps.acceptor, register: deps.register, now: deps.now });
+  if (deps.adminToken !== undefined) {
+    const { adminToken } = deps;
+    app.register(adminRoutes, { register: deps.register, deliverer: deps.deliverer, adminToken, now: deps.now });
+  }
   return app;
 }

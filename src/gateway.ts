@@ -1,10 +1,13 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { buildApp } from "./app.ts";
 import type { GatewayConfig } from "./config/load-config.ts";
+import { Deliverer } from "./delivery/deliverer.ts";
+import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { OnecClient } from "./onec/client.ts";
-import type { EventRegister } from "./register/port.ts";
 import { SqliteRegister } from "./register/sqlite/sqlite-register.ts";
 
 /**
@@ -15,53 +18,95 @@ export function leaseMsFor(onecTimeoutMs: number): number {
   return onecTimeoutMs + Math.max(1000, Math.round(onecTimeoutMs / 2));
 }
 
-export interface Gateway {
-  app: FastifyInstance;
-  register: EventRegister;
-  acceptor: OrderPaidAcceptor;
-  /** Stops taking requests, lets running attempts write their outcome, closes storage. */
+export function deliveryPolicyOf(config: GatewayConfig): DeliveryPolicy {
+  return {
+    baseMs: config.retryBaseMs,
+    maxDelayMs: config.retryMaxDelayMs,
+    maxAttempts: config.retryMaxAttempts,
+    maxAgeMs: config.retryMaxAgeMs,
+    maxUnfinishedAttempts: config.maxUnfinishedAttempts,
+  };
+}
+
+export function processOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
+/** The register, the 1C client and the deliverer: what the server and `gateway worker` share. */
+export interface DeliveryStack {
+  register: SqliteRegister;
+  onec: OnecClient;
+  deliverer: Deliverer;
   close(): Promise<void>;
 }
 
-/** Wires the parts together. The one place that knows every concrete class. */
-export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
-  const now = Date.now;
+export function createDeliveryStack(
+  config: GatewayConfig,
+  logger: Logger,
+  now: () => number = Date.now,
+): DeliveryStack {
   const register = new SqliteRegister(config.databasePath);
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,
     password: config.onecPassword,
     timeoutMs: config.onecTimeoutMs,
+    maxConnections: config.onecMaxConcurrency,
   });
-  const acceptor = new OrderPaidAcceptor(
-    register,
+  const deliverer = new Deliverer(
+    { register, onec, now, log: logger, policy: deliveryPolicyOf(config) },
     {
-      register,
-      onec,
-      now,
-      log: logger,
-      retry: { baseMs: config.retryBaseMs, maxDelayMs: config.retryMaxDelayMs },
+      owner: processOwnerId(),
+      concurrency: config.onecMaxConcurrency,
+      leaseMs: leaseMsFor(config.onecTimeoutMs),
+      pollMs: config.deliveryPollMs,
+      breaker: {
+        failureThreshold: config.breakerFailures,
+        cooldownMs: config.breakerCooldownMs,
+        maxCooldownMs: Math.max(config.breakerCooldownMs, 300_000),
+      },
     },
-    { syncWaitMs: config.syncWaitMs, leaseMs: leaseMsFor(config.onecTimeoutMs) },
   );
-  const app = buildApp({
-    acceptor,
-    register,
-    logger,
-    bodyLimit: config.bodyLimit,
-    requestTimeoutMs: config.requestTimeoutMs,
-    now,
-  });
-
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await app.close();
-      await acceptor.drain();
+      await deliverer.stop();
       await onec.close();
       await register.close();
     })();
     return closing;
   };
-  return { app, register, acceptor, close };
+  return { register, onec, deliverer, close };
+}
+
+export interface Gateway extends DeliveryStack {
+  app: FastifyInstance;
+  acceptor: OrderPaidAcceptor;
+}
+
+/** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
+export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
+  const now = Date.now;
+  const stack = createDeliveryStack(config, logger, now);
+  const deliverer = config.deliverer ? stack.deliverer : undefined;
+  const acceptor = new OrderPaidAcceptor(stack.register, deliverer, { syncWaitMs: config.syncWaitMs, now });
+  const app = buildApp({
+    acceptor,
+    register: stack.register,
+    deliverer: stack.deliverer,
+    logger,
+    bodyLimit: config.bodyLimit,
+    requestTimeoutMs: config.requestTimeoutMs,
+    adminToken: config.adminToken,
+    now,
+  });
+  app.addHook("onReady", async () => deliverer?.start());
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    // Stop taking requests first; then let running attempts write their outcome.
+    closing ??= app.close().then(stack.close);
+    return closing;
+  };
+  return { ...stack, app, acceptor, close };
 }

@@ -1,21 +1,17 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
-import { setTimeout as delay } from "node:timers/promises";
-import type { Logger } from "pino";
-import { type AttemptDeps, attemptDelivery } from "../delivery/attempt-delivery.ts";
+import { once } from "node:events";
+import type { Deliverer } from "../delivery/deliverer.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
 import type { AcceptResult } from "../http/answers.ts";
-import { isFinished } from "../register/event-status.ts";
-import type { EventRecord, EventRegister, Lease } from "../register/port.ts";
+import { EventStatus } from "../register/event-status.ts";
+import type { EventRecord, EventRegister } from "../register/port.ts";
 
 export interface AcceptorOptions {
   /** How long a request waits for 1C's outcome before answering 202. */
   syncWaitMs: number;
-  /** Lease on a delivery attempt: longer than the 1C timeout, so a live attempt is never taken over. */
-  leaseMs: number;
-  /** How often to look at the register for an attempt another process runs. */
+  /** How often to look at the register while another process delivers the event. */
   pollMs?: number;
+  now: () => number;
 }
 
 export interface AcceptRequest {
@@ -26,29 +22,24 @@ export interface AcceptRequest {
 }
 
 /**
- * Turns at-least-once requests into one delivery: reserve under a lease, call
- * 1C outside any transaction, and answer within the sync wait either way.
+ * Turns at-least-once requests into one recorded event: reserve it, ask the
+ * deliverer to take it at once, and answer within the sync wait either way.
+ * The request never calls 1C itself: every call goes through the deliverer's
+ * concurrency cap, breaker and leases.
  */
 export class OrderPaidAcceptor {
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #register: EventRegister;
-  readonly #attempt: AttemptDeps;
+  /** Absent in a process that only serves HTTP while separate workers deliver. */
+  readonly #deliverer: Deliverer | undefined;
   readonly #options: Required<AcceptorOptions>;
-  /** Attempts running in this process, so that duplicates here await them instead of polling. */
-  readonly #inFlight = new Map<string, Promise<EventRecord>>();
 
-  constructor(register: EventRegister, attempt: AttemptDeps, options: AcceptorOptions) {
+  constructor(register: EventRegister, deliverer: Deliverer | undefined, options: AcceptorOptions) {
     this.#register = register;
-    this.#attempt = attempt;
+    this.#deliverer = deliverer;
     this.#options = { pollMs: 20, ...options };
   }
 
-  get log(): Logger {
-    return this.#attempt.log;
-  }
-
   async accept(request: AcceptRequest): Promise<AcceptResult> {
-    const now = this.#attempt.now();
     const reserved = await this.#register.reserve({
       sender: request.sender,
       eventId: request.eventId,
@@ -56,72 +47,59 @@ export class OrderPaidAcceptor {
       policyVersion: request.canonical.policy,
       body: request.canonical.text,
       correlationId: request.correlationId,
-      now,
-      leaseOwner: this.owner,
-      leaseMs: this.#options.leaseMs,
+      now: this.#options.now(),
     });
-    if (reserved.outcome !== "existing") {
-      const settled = await this.#waitAtMost(this.#startAttempt(reserved.record, reserved.lease));
-      return { kind: "event", record: settled ?? reserved.record, firstAnswer: true };
-    }
     const { record } = reserved;
     // 409 comes before any "still processing" answer: a different body is never a repeat.
-    if (!sameEvent(record, request.canonical)) return { kind: "conflict", record };
-    if (isFinished(record.status)) return { kind: "event", record, firstAnswer: false };
-    const settled = await this.#waitForOther(record);
-    return { kind: "event", record: settled, firstAnswer: false };
+    if (reserved.outcome === "existing" && !sameEvent(record, request.canonical)) return { kind: "conflict", record };
+    // Only the request that recorded the event gets 201; every other one is a repeat of it.
+    const firstAnswer = reserved.outcome === "created";
+    if (record.status !== EventStatus.PROCESSING) return { kind: "event", record, firstAnswer };
+    this.#deliverer?.expedite(record.sender, record.eventId);
+    return { kind: "event", record: await this.#waitForOutcome(record), firstAnswer };
   }
 
-  /** Resolves when every attempt started here has written its outcome. */
-  async drain(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.values()]);
-  }
-
-  #startAttempt(record: EventRecord, lease: Lease): Promise<EventRecord> {
-    const key = keyOf(record);
-    const attempt = attemptDelivery(this.#attempt, record, lease)
-      .catch((error: unknown) => {
-        // Storage lost mid-attempt: the lease expires and a later claim retries.
-        this.#attempt.log.error({ err: error, event_id: record.eventId }, "delivery attempt failed to settle");
-        return record;
-      })
-      .finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, attempt);
-    return attempt;
-  }
-
-  async #waitAtMost(attempt: Promise<EventRecord>): Promise<EventRecord | undefined> {
-    if (this.#options.syncWaitMs === 0) return undefined;
-    const timeout = new AbortController();
-    try {
-      return await Promise.race([
-        attempt,
-        delay(this.#options.syncWaitMs, undefined, { signal: timeout.signal }).catch(() => undefined),
-      ]);
-    } finally {
-      timeout.abort();
-    }
-  }
-
-  /** Another request holds the event: wait for its outcome, here or in another process. */
-  async #waitForOther(record: EventRecord): Promise<EventRecord> {
-    const local = this.#inFlight.get(keyOf(record));
-    if (local !== undefined) return (await this.#waitAtMost(local)) ?? record;
-    const now = this.#attempt.now();
-    if (record.leaseUntil === null || record.leaseUntil <= now || this.#options.syncWaitMs === 0) return record;
-    const deadline = now + this.#options.syncWaitMs;
+  /**
+   * Waits while an attempt is due or running, up to the sync wait: woken by
+   * this process's deliverer, polling for attempts in other processes.
+   */
+  async #waitForOutcome(record: EventRecord): Promise<EventRecord> {
+    const deadline = this.#options.now() + this.#options.syncWaitMs;
     let latest = record;
-    while (this.#attempt.now() < deadline) {
-      await delay(this.#options.pollMs);
+    while (latest.status === EventStatus.PROCESSING && this.#worthWaiting()) {
+      const left = deadline - this.#options.now();
+      if (left <= 0) break;
+      await this.#settledOrTimeout(latest, Math.min(left, this.#options.pollMs));
       latest = (await this.#register.find(record.sender, record.eventId)) ?? latest;
-      if (isFinished(latest.status) || latest.leaseUntil === null) break;
     }
     return latest;
   }
-}
 
-function keyOf(record: EventRecord): string {
-  return `${record.sender}\u0000${record.eventId}`;
+  /** While the breaker is open nothing will be attempted soon: answer 202 at once. */
+  #worthWaiting(): boolean {
+    return this.#deliverer === undefined || this.#deliverer.delivering;
+  }
+
+  async #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
+    const signal = AbortSignal.timeout(ms);
+    if (this.#deliverer === undefined) {
+      await once(signal, "abort");
+      return;
+    }
+    const deliverer = this.#deliverer;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        deliverer.off("settled", onSettled);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const onSettled = (settled: EventRecord) => {
+        if (settled.sender === record.sender && settled.eventId === record.eventId) done();
+      };
+      deliverer.on("settled", onSettled);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
 }
 
 /** Compared under the policy the row was recorded with, so a policy change never turns a repeat into a 409. */

@@ -18,6 +18,17 @@ export interface GatewayConfig {
   readonly logLevel: LogLevel;
   readonly retryBaseMs: number;
   readonly retryMaxDelayMs: number;
+  readonly retryMaxAttempts: number;
+  readonly retryMaxAgeMs: number;
+  readonly maxUnfinishedAttempts: number;
+  readonly onecMaxConcurrency: number;
+  readonly deliveryPollMs: number;
+  readonly breakerFailures: number;
+  readonly breakerCooldownMs: number;
+  /** Whether this process runs the deliverer next to the HTTP server. */
+  readonly deliverer: boolean;
+  /** Bearer token for the admin routes; they are off when unset. */
+  readonly adminToken: string | undefined;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -56,7 +67,23 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     retryBaseMs: integer(env, "RETRY_BASE_MS", 1000, 1, 3_600_000),
     retryMaxDelayMs: integer(env, "RETRY_MAX_DELAY_MS", 600_000, 1, 86_400_000),
+    retryMaxAttempts: integer(env, "RETRY_MAX_ATTEMPTS", 25, 1, 10_000),
+    retryMaxAgeMs: integer(env, "RETRY_MAX_AGE_HOURS", 72, 1, 24 * 365) * 3_600_000,
+    maxUnfinishedAttempts: integer(env, "MAX_UNFINISHED_ATTEMPTS", 3, 1, 100),
+    onecMaxConcurrency: integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256),
+    deliveryPollMs: integer(env, "DELIVERY_POLL_MS", 1000, 10, 60_000),
+    breakerFailures: integer(env, "BREAKER_FAILURES", 5, 1, 1000),
+    breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 30_000, 10, 3_600_000),
+    deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
+    adminToken: adminToken(text(env, "ADMIN_TOKEN")),
   });
+}
+
+function adminToken(token: string | undefined): string | undefined {
+  if (token !== undefined && token.length < 16) {
+    throw new ConfigError("ADMIN_TOKEN must be at least 16 characters (or unset, which turns the admin routes off)");
+  }
+  return token;
 }
 
 function text(env: Env, name: string): string | undefined {

@@ -99,6 +99,30 @@ export const problems = {
     title: "1C already holds this event id with another body",
     retryable: false,
   },
+  GW_ERR_DELIVERY_ABANDONED: {
+    status: 502,
+    slug: "delivery-abandoned",
+    title: "The gateway stopped trying to deliver this event to 1C",
+    retryable: false,
+  },
+  GW_ERR_REPLAY_REFUSED: {
+    status: 409,
+    slug: "replay-refused",
+    title: "This event cannot be replayed now",
+    retryable: false,
+  },
+  GW_ERR_UNAUTHORIZED: {
+    status: 401,
+    slug: "unauthorized",
+    title: "A bearer token is required",
+    retryable: false,
+  },
+  GW_ERR_FORBIDDEN: {
+    status: 403,
+    slug: "forbidden",
+    title: "The token does not grant this",
+    retryable: false,
+  },
   GW_ERR_HEADERS_TOO_LARGE: {
     status: 431,
     slug: "headers-too-large",

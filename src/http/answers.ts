@@ -1,7 +1,7 @@
 import { type ProblemCode, problems } from "../errors/catalogue.ts";
 import { PROBLEM_CONTENT_TYPE, problemDocument } from "../errors/problem.ts";
 import { EventStatus } from "../register/event-status.ts";
-import type { EventRecord, OnecOrder, ResponseSnapshot } from "../register/port.ts";
+import type { AttemptRecord, EventRecord, OnecOrder, ResponseSnapshot } from "../register/port.ts";
 
 /**
  * The one place that maps a recorded event to the HTTP answer a sender gets.
@@ -100,6 +100,22 @@ export function refusalSnapshot(
   return { status: problems[code].status, body: JSON.stringify({ ...doc, onec_error: onecError }) };
 }
 
+/** The answer for an event the gateway gave up on: support replays it once the cause is fixed. */
+export function abandonedSnapshot(
+  eventId: string,
+  reason: string,
+  why: string,
+  correlationId: string,
+): ResponseSnapshot {
+  const doc = problemDocument(
+    "GW_ERR_DELIVERY_ABANDONED",
+    `delivery to 1C was abandoned (${reason}): ${why}. Do not resend; support can replay it.`,
+    correlationId,
+    { event_id: eventId, status_url: statusUrl(eventId) },
+  );
+  return { status: doc.status, body: JSON.stringify(doc) };
+}
+
 export interface ProblemAnswerOptions {
   detail: string;
   event_id?: string;
@@ -120,18 +136,37 @@ export function problemAnswer(code: ProblemCode, correlationId: string, options:
 
 /** The status resource: what an administrator or a sender sees when polling. */
 export function statusView(record: EventRecord): Record<string, unknown> {
+  const pending = record.status === EventStatus.PROCESSING || record.status === EventStatus.FAILED_RETRYABLE;
   return {
     event_id: record.eventId,
     status: record.status,
     attempts: record.attempts,
     order: record.order,
     error: record.lastError,
-    next_attempt_at:
-      record.nextAttemptAt !== null && record.status === EventStatus.FAILED_RETRYABLE
-        ? new Date(record.nextAttemptAt).toISOString()
-        : null,
-    received_at: new Date(record.receivedAt).toISOString(),
-    updated_at: new Date(record.updatedAt).toISOString(),
+    error_class: record.lastErrorClass,
+    next_attempt_at: pending && record.nextAttemptAt !== null ? iso(record.nextAttemptAt) : null,
+    received_at: iso(record.receivedAt),
+    updated_at: iso(record.updatedAt),
     correlation_id: record.correlationId,
   };
+}
+
+/** One line of `GET {status_url}/attempts`. */
+export function attemptView(attempt: AttemptRecord): Record<string, unknown> {
+  return {
+    attempt: attempt.attempt,
+    started_at: iso(attempt.startedAt),
+    finished_at: attempt.finishedAt === null ? null : iso(attempt.finishedAt),
+    duration_ms: attempt.durationMs,
+    outcome: attempt.outcome ?? "unfinished",
+    http_status: attempt.httpStatus,
+    error_class: attempt.errorClass,
+    detail: attempt.detail,
+    worker: attempt.worker,
+    applied: attempt.applied,
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

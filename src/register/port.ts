@@ -1,27 +1,39 @@
 import type { EventStatus } from "./event-status.ts";
 
 /**
- * The inbound event register, as the rest of the gateway sees it.
- * Every backend (SQLite now, PostgreSQL later) implements exactly this and
- * passes the same contract suite. Times are epoch milliseconds.
+ * The inbound event register, as the rest of the gateway sees it. It is also
+ * the delivery queue: an event is pending until 1C has it or it ends FAILED_FINAL.
+ * Every backend (SQLite now, PostgreSQL later) implements exactly this.
+ * Times are epoch milliseconds.
  */
 export interface EventRegister {
   /**
-   * Records a new event, or finds the one already recorded under
-   * (sender, eventId), atomically. Takes the delivery lease when the event is
-   * new, or pending with no live lease, no backoff left and the same fingerprint.
-   * Throws StorageUnavailableError when nothing could be durably recorded.
+   * Records a new event (PROCESSING, due now), or finds the one already
+   * recorded under (sender, eventId), atomically. Throws
+   * StorageUnavailableError when nothing could be durably recorded.
    */
   reserve(request: ReserveRequest): Promise<ReserveResult>;
 
-  find(sender: string, eventId: string): Promise<EventRecord | undefined>;
+  /**
+   * Takes leases on due events (pending, no live lease, next_attempt_at passed),
+   * in one short write transaction. `decide` sees each candidate first and may
+   * end it instead (crash loop, budget spent); those come back as `ended`.
+   */
+  claim(request: ClaimRequest): Promise<ClaimBatch>;
 
   /**
-   * Writes the outcome of one delivery attempt, only if `lease` is still the
-   * newest claim (fencing token). Returns the updated record, or undefined when
-   * the lease was lost and nothing was written.
+   * Writes the outcome of one attempt, only if `lease` is still the newest
+   * claim (fencing token). The attempt's own history row is written either way.
+   * Returns the updated record, or undefined when the lease was lost.
    */
-  settle(lease: Lease, settlement: Settlement, now: number): Promise<EventRecord | undefined>;
+  settle(lease: Lease, settlement: Settlement, report: AttemptReport, now: number): Promise<EventRecord | undefined>;
+
+  /** Puts an event back to pending with a fresh attempt budget, and records who asked and why. */
+  replay(request: ReplayRequest): Promise<ReplayResult>;
+
+  find(sender: string, eventId: string): Promise<EventRecord | undefined>;
+  listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]>;
+  list(filter: ListFilter): Promise<EventRecord[]>;
 
   close(): Promise<void>;
 }
@@ -35,14 +47,33 @@ export interface ReserveRequest {
   body: string;
   correlationId: string;
   now: number;
-  leaseOwner: string;
-  leaseMs: number;
 }
 
-export type ReserveResult =
-  | { outcome: "created"; record: EventRecord; lease: Lease }
-  | { outcome: "claimed"; record: EventRecord; lease: Lease }
-  | { outcome: "existing"; record: EventRecord };
+export type ReserveResult = { outcome: "created" | "existing"; record: EventRecord };
+
+export interface ClaimRequest {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /** Claim this one event only (a request is waiting for it), if it is due. */
+  only?: { sender: string; eventId: string };
+  /** Pure policy: go ahead with an attempt, or end the event with this settlement. */
+  decide: (record: EventRecord, now: number) => ClaimDecision;
+}
+
+export type ClaimDecision = { go: true } | { go: false; settlement: FinalSettlement };
+
+export interface ClaimBatch {
+  claimed: Claim[];
+  /** Events ended at claim time (poison, budget, age), with their final state. */
+  ended: EventRecord[];
+}
+
+export interface Claim {
+  record: EventRecord;
+  lease: Lease;
+}
 
 export interface Lease {
   sender: string;
@@ -62,10 +93,73 @@ export interface ResponseSnapshot {
   body: string;
 }
 
+export type FinalSettlement = {
+  status: typeof EventStatus.FAILED_FINAL;
+  error: string;
+  errorClass: string;
+  response: ResponseSnapshot;
+};
+
 export type Settlement =
   | { status: typeof EventStatus.SUCCEEDED; order: OnecOrder; response: ResponseSnapshot }
-  | { status: typeof EventStatus.FAILED_FINAL; error: string; response: ResponseSnapshot }
-  | { status: typeof EventStatus.FAILED_RETRYABLE; error: string; nextAttemptAt: number };
+  | FinalSettlement
+  | {
+      status: typeof EventStatus.FAILED_RETRYABLE;
+      error: string;
+      errorClass: string;
+      nextAttemptAt: number;
+      /** False when the failure is not the event's (bad credentials): the attempt is not counted against its budget. */
+      charged: boolean;
+    };
+
+/** What one call to 1C did, for the attempt history. */
+export interface AttemptReport {
+  startedAt: number;
+  durationMs: number;
+  outcome: string;
+  httpStatus?: number | undefined;
+  errorClass?: string | undefined;
+  detail?: string | undefined;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  leaseToken: number;
+  worker: string;
+  startedAt: number;
+  finishedAt: number | null;
+  durationMs: number | null;
+  outcome: string | null;
+  httpStatus: number | null;
+  errorClass: string | null;
+  detail: string | null;
+  /** False when the lease was lost before the outcome could be written. */
+  applied: boolean | null;
+}
+
+export interface ReplayRequest {
+  sender: string;
+  eventId: string;
+  requestedBy: string;
+  reason: string;
+  /** Send a SUCCEEDED event again; 1C answers with the order it already has. */
+  force: boolean;
+  now: number;
+}
+
+export type ReplayResult =
+  | { result: "replayed"; record: EventRecord; fromStatus: EventStatus }
+  | { result: "not_found" }
+  | { result: "refused"; reason: "succeeded" | "in_flight"; record: EventRecord };
+
+export interface ListFilter {
+  sender?: string;
+  status?: EventStatus;
+  /** received_at bounds, inclusive. */
+  since?: number;
+  until?: number;
+  limit: number;
+}
 
 export interface EventRecord {
   sender: string;
@@ -78,7 +172,11 @@ export interface EventRecord {
   response: ResponseSnapshot | null;
   order: OnecOrder | null;
   lastError: string | null;
+  lastErrorClass: string | null;
   attempts: number;
+  finishedAttempts: number;
+  roundAttempts: number;
+  roundStartedAt: number;
   leaseOwner: string | null;
   leaseToken: number;
   leaseUntil: number | null;

@@ -9,7 +9,14 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   onec = await startOnecEmulator();
-  gw = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "3000", RETRY_BASE_MS: "20" });
+  // The breaker is kept out of the way here (BREAKER_FAILURES): its own tests are in test/delivery.
+  gw = await startTestGateway({
+    ONEC_URL: onec.url,
+    SYNC_WAIT_MS: "3000",
+    RETRY_BASE_MS: "20",
+    DELIVERY_POLL_MS: "20",
+    BREAKER_FAILURES: "1000",
+  });
 });
 afterAll(async () => {
   await gw.close();
@@ -132,7 +139,7 @@ describe("conflicts and in-flight events", () => {
       );
       expect((await postEvent(eager.url, event)).status).toBe(202);
       await committed;
-      await eager.gateway.acceptor.drain();
+      await eager.gateway.deliverer.idle();
       const status = await call(`${eager.url}/integration/v1/orders/paid/${event.event_id}`);
       expect(status.json()).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
       const replay = await postEvent(eager.url, event);
@@ -186,23 +193,33 @@ describe("1C outcomes", () => {
     expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "FAILED_FINAL" });
   });
 
-  it("answers 202 while 1C is down, then delivers once on a retry after 1C returns", async () => {
+  it("answers 202 while 1C is down, then delivers once by itself after 1C returns", async () => {
     onec.setFaults({ unavailable: true, retryAfterSeconds: 0 });
     const event = orderPaidEvent();
     const first = await postEvent(gw.url, event);
     expect(first.status).toBe(202);
     const pending = (await statusOf(event.event_id)).json();
-    expect(pending).toMatchObject({ status: "FAILED_RETRYABLE", attempts: 1, order: null });
+    expect(pending).toMatchObject({ status: "FAILED_RETRYABLE", order: null, error_class: "http_503" });
     expect(String(pending.error)).toMatch(/503/);
+    expect(Date.parse(String(pending.next_attempt_at))).toBeGreaterThan(Date.parse(String(pending.updated_at)) - 1);
 
+    const committed = new Promise<void>((resolve) =>
+      onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
+    );
     onec.setFaults({ unavailable: false });
-    // The next attempt is due at next_attempt_at (RETRY_BASE_MS=20 here); a sender retries after Retry-After.
-    const due = Date.parse(String(pending.next_attempt_at));
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now()) + 5));
-    const retry = await postEvent(gw.url, event);
-    expect(retry.status).toBe(201);
+    await committed;
+    await gw.gateway.deliverer.idle();
+    const done = (await statusOf(event.event_id)).json();
+    expect(done).toMatchObject({ status: "SUCCEEDED", error: null });
+    expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
     expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
-    expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
+
+    const repeat = await postEvent(gw.url, event);
+    expect([repeat.status, repeat.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+    const attempts = (await call(`${gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
+    const outcomes = (attempts.attempts as Array<{ outcome: string; http_status: number }>).map((a) => a.outcome);
+    expect(outcomes.at(-1)).toBe("delivered");
+    expect(outcomes.slice(0, -1).every((o) => o === "retryable")).toBe(true);
   });
 });
 
@@ -319,6 +336,7 @@ describe("status URL, health, correlation", () => {
       attempts: 1,
       order: created.json().order,
       error: null,
+      error_class: null,
       next_attempt_at: null,
       received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),

@@ -53,7 +53,7 @@ describe("reservation across processes on one SQLite file", { timeout: 60_000 },
         d: number;
       };
       expect(rows).toEqual({ n: 300, d: 300 });
-      const owners = db.prepare("SELECT DISTINCT lease_owner FROM inbound_events").all() as Array<{
+      const owners = db.prepare("SELECT DISTINCT correlation_id FROM inbound_events").all() as Array<{
         lease_owner: string;
       }>;
       // The race was real: more than one process won some keys.

@@ -2,13 +2,18 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/register/event-status.ts";
-import { type ReserveRequest, StorageUnavailableError } from "../../src/register/port.ts";
+import {
+  type AttemptReport,
+  type Claim,
+  type ClaimRequest,
+  type ReserveRequest,
+  StorageUnavailableError,
+} from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { T0 } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
-const T0 = Date.parse("2026-11-30T10:00:00Z");
-
-function request(patch: Partial<ReserveRequest> = {}): ReserveRequest {
+function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
   return {
     sender: "default",
     eventId: "evt-1",
@@ -17,14 +22,17 @@ function request(patch: Partial<ReserveRequest> = {}): ReserveRequest {
     body: '{"a":1}',
     correlationId: "c-1",
     now: T0,
-    leaseOwner: "worker-a",
-    leaseMs: 1000,
     ...patch,
   };
 }
 
+function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {
+  return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, decide: () => ({ go: true }), ...patch };
+}
+
 const order = { id: "o-1", number: "ORD-1" };
 const snapshot = { status: 201, body: '{"ok":true}' };
+const report: AttemptReport = { startedAt: T0, durationMs: 12, outcome: "delivered", httpStatus: 201 };
 
 describe("SqliteRegister", () => {
   let dir: ReturnType<typeof tempDir>;
@@ -41,74 +49,226 @@ describe("SqliteRegister", () => {
     dir.remove();
   });
 
-  it("creates a row once and takes the first lease", async () => {
-    const created = await register.reserve(request());
+  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
+    const batch = await register.claim(claimRequest(patch));
+    const claim = batch.claimed[0];
+    if (claim === undefined) throw new Error("nothing claimed");
+    return claim;
+  }
+
+  it("records an event once, due at once, with no lease", async () => {
+    const created = await register.reserve(reserveRequest());
     expect(created.outcome).toBe("created");
-    expect(created.record).toMatchObject({ status: EventStatus.PROCESSING, attempts: 1, leaseOwner: "worker-a" });
-    expect(created.outcome === "created" && created.lease.token).toBe(1);
-    const again = await register.reserve(request({ leaseOwner: "worker-b", now: T0 + 10 }));
+    expect(created.record).toMatchObject({ status: "PROCESSING", attempts: 0, leaseOwner: null, nextAttemptAt: T0 });
+    const again = await register.reserve(reserveRequest({ fingerprint: "fp-2", now: T0 + 10 }));
     expect(again.outcome).toBe("existing");
-    expect(again.record.leaseOwner).toBe("worker-a");
+    expect(again.record.fingerprint).toBe("fp-1");
   });
 
-  it("never claims an event whose fingerprint differs", async () => {
-    await register.reserve(request());
-    const other = await register.reserve(request({ fingerprint: "fp-2", now: T0 + 5000 }));
-    expect(other.outcome).toBe("existing");
-    expect(other.record.fingerprint).toBe("fp-1");
+  it("claims due events under a lease, oldest first, and never the same one twice while leased", async () => {
+    await register.reserve(reserveRequest({ eventId: "b", now: T0 + 1 }));
+    await register.reserve(reserveRequest({ eventId: "a", now: T0 }));
+    await register.reserve(reserveRequest({ eventId: "later", now: T0 + 5000 }));
+    const first = await register.claim(claimRequest({ now: T0 + 10, limit: 10 }));
+    expect(first.claimed.map((c) => c.record.eventId)).toEqual(["a", "b"]);
+    expect(first.claimed.map((c) => [c.lease.token, c.record.attempts, c.record.leaseUntil])).toEqual([
+      [1, 1, T0 + 1010],
+      [1, 1, T0 + 1010],
+    ]);
+    expect((await register.claim(claimRequest({ owner: "worker-b", now: T0 + 20 }))).claimed).toEqual([]);
+    const attempts = await register.listAttempts("default", "a");
+    expect(attempts).toMatchObject([
+      { attempt: 1, leaseToken: 1, worker: "worker-a", outcome: null, finishedAt: null },
+    ]);
+  });
+
+  it("claims one given event when asked, and only if it is due", async () => {
+    await register.reserve(reserveRequest({ eventId: "x" }));
+    await register.reserve(reserveRequest({ eventId: "y" }));
+    const only = await register.claim(claimRequest({ only: { sender: "default", eventId: "y" } }));
+    expect(only.claimed.map((c) => c.record.eventId)).toEqual(["y"]);
+    expect((await register.claim(claimRequest({ only: { sender: "default", eventId: "y" } }))).claimed).toEqual([]);
   });
 
   it("lets a new claim take over an expired lease, and fences the old holder out", async () => {
-    const first = await register.reserve(request());
-    if (first.outcome === "existing") throw new Error("expected a lease");
-    const second = await register.reserve(request({ leaseOwner: "worker-b", now: T0 + 1001 }));
-    expect(second.outcome).toBe("claimed");
-    if (second.outcome !== "claimed") return;
-    expect([second.lease.token, second.record.attempts]).toEqual([2, 2]);
+    await register.reserve(reserveRequest());
+    const stale = await claimOne();
+    const fresh = await claimOne({ owner: "worker-b", now: T0 + 1001 });
+    expect([fresh.lease.token, fresh.record.attempts]).toEqual([2, 2]);
 
-    // The stale holder finishes late: its write must not land.
-    expect(
-      await register.settle(first.lease, { status: EventStatus.SUCCEEDED, order, response: snapshot }, T0 + 1100),
-    ).toBeUndefined();
+    // The stale holder finishes late: its outcome must not land on the event.
+    const late = await register.settle(
+      stale.lease,
+      { status: EventStatus.SUCCEEDED, order, response: snapshot },
+      report,
+      T0 + 1100,
+    );
+    expect(late).toBeUndefined();
     const settled = await register.settle(
-      second.lease,
-      { status: EventStatus.FAILED_RETRYABLE, error: "http_503", nextAttemptAt: T0 + 5000 },
+      fresh.lease,
+      {
+        status: EventStatus.FAILED_RETRYABLE,
+        error: "http_503: busy",
+        errorClass: "http_503",
+        nextAttemptAt: T0 + 5000,
+        charged: true,
+      },
+      { startedAt: T0 + 1001, durationMs: 5, outcome: "retryable", httpStatus: 503, errorClass: "http_503" },
       T0 + 1200,
     );
-    expect(settled).toMatchObject({ status: EventStatus.FAILED_RETRYABLE, leaseUntil: null, nextAttemptAt: T0 + 5000 });
+    expect(settled).toMatchObject({
+      status: "FAILED_RETRYABLE",
+      leaseUntil: null,
+      nextAttemptAt: T0 + 5000,
+      order: null,
+    });
+    // Both attempts are in the history; the stale one says it was not applied.
+    const history = await register.listAttempts("default", "evt-1");
+    expect(history.map((a) => [a.leaseToken, a.outcome, a.applied])).toEqual([
+      [1, "delivered", false],
+      [2, "retryable", true],
+    ]);
   });
 
-  it("waits for next_attempt_at before claiming a retryable event", async () => {
-    const first = await register.reserve(request());
-    if (first.outcome === "existing") throw new Error("expected a lease");
+  it("waits for next_attempt_at before claiming a retryable event again", async () => {
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
     await register.settle(
-      first.lease,
-      { status: EventStatus.FAILED_RETRYABLE, error: "x", nextAttemptAt: T0 + 3000 },
+      claim.lease,
+      {
+        status: EventStatus.FAILED_RETRYABLE,
+        error: "x",
+        errorClass: "timeout",
+        nextAttemptAt: T0 + 3000,
+        charged: true,
+      },
+      report,
       T0,
     );
-    expect((await register.reserve(request({ now: T0 + 2999 }))).outcome).toBe("existing");
-    expect((await register.reserve(request({ now: T0 + 3000 }))).outcome).toBe("claimed");
+    expect((await register.claim(claimRequest({ now: T0 + 2999 }))).claimed).toEqual([]);
+    const again = await claimOne({ now: T0 + 3000 });
+    expect(again.record).toMatchObject({ status: "PROCESSING", attempts: 2, roundAttempts: 2, finishedAttempts: 1 });
+  });
+
+  it("refunds an attempt the event is not to blame for", async () => {
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    const settled = await register.settle(
+      claim.lease,
+      {
+        status: EventStatus.FAILED_RETRYABLE,
+        error: "401",
+        errorClass: "onec_unauthorized",
+        nextAttemptAt: T0,
+        charged: false,
+      },
+      report,
+      T0,
+    );
+    expect(settled).toMatchObject({ attempts: 1, roundAttempts: 0 });
+  });
+
+  it("ends an event at claim time when the policy says so", async () => {
+    await register.reserve(reserveRequest());
+    const batch = await register.claim(
+      claimRequest({
+        decide: () => ({
+          go: false,
+          settlement: {
+            status: EventStatus.FAILED_FINAL,
+            error: "stop",
+            errorClass: "crash_loop",
+            response: { status: 502, body: "{}" },
+          },
+        }),
+      }),
+    );
+    expect(batch.claimed).toEqual([]);
+    expect(batch.ended).toMatchObject([
+      { status: "FAILED_FINAL", lastErrorClass: "crash_loop", response: { status: 502 } },
+    ]);
   });
 
   it("keeps a finished event finished", async () => {
-    const first = await register.reserve(request());
-    if (first.outcome === "existing") throw new Error("expected a lease");
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
     const done = await register.settle(
-      first.lease,
+      claim.lease,
       { status: EventStatus.SUCCEEDED, order, response: snapshot },
+      report,
       T0 + 1,
     );
-    expect(done).toMatchObject({ status: EventStatus.SUCCEEDED, order, response: snapshot });
-    const later = await register.reserve(request({ now: T0 + 60_000 }));
-    expect(later.outcome).toBe("existing");
-    expect(
-      await register.settle(first.lease, { status: EventStatus.FAILED_FINAL, error: "x", response: snapshot }, T0 + 2),
-    ).toBeUndefined();
+    expect(done).toMatchObject({ status: "SUCCEEDED", order, response: snapshot, finishedAttempts: 1 });
+    expect((await register.claim(claimRequest({ now: T0 + 60_000 }))).claimed).toEqual([]);
+    const final = { status: EventStatus.FAILED_FINAL, error: "x", errorClass: "x", response: snapshot } as const;
+    expect(await register.settle(claim.lease, final, report, T0 + 2)).toBeUndefined();
+  });
+
+  it("replays a finished or waiting event with a fresh budget, keeps its history, and records who and why", async () => {
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    await register.settle(
+      claim.lease,
+      {
+        status: EventStatus.FAILED_FINAL,
+        error: "1C rejected",
+        errorClass: "onec_rejected",
+        response: { status: 422, body: "{}" },
+      },
+      report,
+      T0 + 1,
+    );
+    const replayed = await register.replay({
+      sender: "default",
+      eventId: "evt-1",
+      requestedBy: "anna",
+      reason: "article added in 1C",
+      force: false,
+      now: T0 + 100,
+    });
+    expect(replayed).toMatchObject({
+      result: "replayed",
+      fromStatus: "FAILED_FINAL",
+      record: { status: "PROCESSING", attempts: 1, roundAttempts: 0, response: null, nextAttemptAt: T0 + 100 },
+    });
+    expect((await claimOne({ now: T0 + 100 })).record.attempts).toBe(2);
+    expect(await register.listAttempts("default", "evt-1")).toHaveLength(2);
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.prepare("SELECT requested_by, reason, forced, from_status FROM event_replays").all()).toEqual([
+        { requested_by: "anna", reason: "article added in 1C", forced: 0, from_status: "FAILED_FINAL" },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("refuses to replay a SUCCEEDED event without force, an event in flight, and an unknown one", async () => {
+    const base = { sender: "default", eventId: "evt-1", requestedBy: "x", reason: "y", force: false, now: T0 };
+    expect(await register.replay(base)).toEqual({ result: "not_found" });
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    expect(await register.replay(base)).toMatchObject({ result: "refused", reason: "in_flight" });
+    await register.settle(claim.lease, { status: EventStatus.SUCCEEDED, order, response: snapshot }, report, T0 + 1);
+    expect(await register.replay({ ...base, now: T0 + 2 })).toMatchObject({ result: "refused", reason: "succeeded" });
+    expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ result: "replayed" });
+  });
+
+  it("lists events by status and time window", async () => {
+    for (let i = 0; i < 5; i++) await register.reserve(reserveRequest({ eventId: `e${i}`, now: T0 + i * 1000 }));
+    const listed = await register.list({
+      status: EventStatus.PROCESSING,
+      since: T0 + 1000,
+      until: T0 + 3000,
+      limit: 10,
+    });
+    expect(listed.map((r) => r.eventId)).toEqual(["e1", "e2", "e3"]);
+    expect(await register.list({ status: EventStatus.SUCCEEDED, limit: 10 })).toEqual([]);
   });
 
   it("scopes events by sender", async () => {
-    await register.reserve(request());
-    expect((await register.reserve(request({ sender: "shop-b" }))).outcome).toBe("created");
+    await register.reserve(reserveRequest());
+    expect((await register.reserve(reserveRequest({ sender: "shop-b" }))).outcome).toBe("created");
     expect(await register.find("shop-c", "evt-1")).toBeUndefined();
   });
 
@@ -127,14 +287,14 @@ describe("SqliteRegister", () => {
     const blocker = new Database(file);
     blocker.exec("BEGIN IMMEDIATE");
     try {
-      await expect(impatient.reserve(request({ eventId: "evt-locked" }))).rejects.toBeInstanceOf(
+      await expect(impatient.reserve(reserveRequest({ eventId: "evt-locked" }))).rejects.toBeInstanceOf(
         StorageUnavailableError,
       );
     } finally {
       blocker.exec("ROLLBACK");
       blocker.close();
     }
-    expect((await impatient.reserve(request({ eventId: "evt-locked" }))).outcome).toBe("created");
+    expect((await impatient.reserve(reserveRequest({ eventId: "evt-locked" }))).outcome).toBe("created");
     await impatient.close();
   });
 });

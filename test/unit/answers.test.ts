@@ -1,32 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { answerFor, refusalSnapshot, statusUrl, successSnapshot } from "../../src/http/answers.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
-import type { EventRecord } from "../../src/register/port.ts";
+import { eventRecord, T0 } from "../support/records.ts";
 
-const NOW = Date.parse("2026-11-30T10:00:00Z");
-
-function record(patch: Partial<EventRecord>): EventRecord {
-  return {
-    sender: "default",
-    eventId: "evt-1",
-    fingerprint: "f",
-    policyVersion: "p",
-    status: EventStatus.PROCESSING,
-    correlationId: "c-1",
-    body: "{}",
-    response: null,
-    order: null,
-    lastError: null,
-    attempts: 1,
-    leaseOwner: "w",
-    leaseToken: 1,
-    leaseUntil: NOW + 5000,
-    nextAttemptAt: null,
-    receivedAt: NOW,
-    updatedAt: NOW,
-    ...patch,
-  };
-}
+const NOW = T0;
+const record = eventRecord;
 
 const order = { id: "7b1c", number: "ORD-000001" };
 

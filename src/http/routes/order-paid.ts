@@ -1,9 +1,9 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { answerFor, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
+import { answerFor, attemptView, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 
 export interface OrderPaidRoutesOptions {
@@ -52,18 +52,32 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     return sendAnswer(reply, answer);
   });
 
-  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id`, async (request, reply) => {
+  const findOr404 = async (request: FastifyRequest<{ Params: { event_id: string } }>, reply: FastifyReply) => {
     const eventId = request.params.event_id;
     const record = isValidEventId(eventId) ? await register.find(DEFAULT_SENDER, eventId) : undefined;
     if (record === undefined) {
-      return sendAnswer(
+      sendAnswer(
         reply,
         problemAnswer("GW_ERR_NOT_FOUND", request.id, { detail: `no event with event_id "${eventId}"` }),
       );
     }
+    return record;
+  };
+
+  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id`, async (request, reply) => {
+    const record = await findOr404(request, reply);
+    if (record === undefined) return reply;
     return reply
       .header("cache-control", "no-store")
       .type(JSON_CONTENT_TYPE)
       .send(JSON.stringify(statusView(record)));
+  });
+
+  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id/attempts`, async (request, reply) => {
+    const record = await findOr404(request, reply);
+    if (record === undefined) return reply;
+    const attempts = await register.listAttempts(record.sender, record.eventId);
+    const view = { event_id: record.eventId, status: record.status, attempts: attempts.map(attemptView) };
+    return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
   });
 }

@@ -1,0 +1,189 @@
+import { EventEmitter } from "node:events";
+import type { Logger } from "pino";
+import type { Claim, EventRecord } from "../register/port.ts";
+import { type AttemptDeps, attemptDelivery } from "./attempt-delivery.ts";
+import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
+import { decideClaim } from "./retry-policy.ts";
+
+export interface DelivererOptions {
+  /** Lease owner: unique per process. */
+  owner: string;
+  /** Calls to 1C in flight at once from this process: each holds a 1C session and licence. */
+  concurrency: number;
+  leaseMs: number;
+  /** How often to look for events other processes committed, and for retries that came due. */
+  pollMs: number;
+  breaker: BreakerOptions;
+}
+
+export interface DelivererEvents {
+  settled: [record: EventRecord];
+}
+
+/**
+ * Owns delivery once an event is acknowledged: claims due events under
+ * fenced leases, calls 1C at most `concurrency` at a time, writes each outcome,
+ * and stops claiming while the breaker is open. Woken at once by commits in
+ * this process; polls for the rest.
+ */
+export class Deliverer extends EventEmitter<DelivererEvents> {
+  readonly #deps: AttemptDeps;
+  readonly #options: DelivererOptions;
+  readonly #breaker: CircuitBreaker;
+  readonly #log: Logger;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #expedite = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #pumping: Promise<void> | undefined;
+  #again = false;
+  #stopped = true;
+
+  constructor(deps: AttemptDeps, options: DelivererOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.#deps = deps;
+    this.#options = options;
+    this.#breaker = new CircuitBreaker(options.breaker, deps.now);
+    this.#log = deps.log.child({ component: "deliverer", owner: options.owner });
+  }
+
+  get breakerState(): CircuitBreaker["state"] {
+    return this.#breaker.state;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Whether a request should wait for an outcome: not while 1C is considered down. */
+  get delivering(): boolean {
+    return !this.#stopped && this.#breaker.state !== "open";
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#timer = setInterval(() => this.wake(), this.#options.pollMs);
+    this.wake();
+  }
+
+  /** Stops claiming and waits for the calls in flight to write their outcome. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#pumping;
+    await this.idle();
+  }
+
+  /** A request is waiting for this event: claim it ahead of the queue if there is room. */
+  expedite(sender: string, eventId: string): void {
+    this.#expedite.add(keyOf(sender, eventId));
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.#stopped) return;
+    void this.pump();
+  }
+
+  /** Claims what the breaker and the free slots allow, and starts those attempts. */
+  pump(): Promise<void> {
+    if (this.#pumping !== undefined) {
+      this.#again = true;
+      return this.#pumping;
+    }
+    this.#pumping = this.#fill()
+      .catch((error: unknown) => this.#log.error({ err: error }, "claiming failed; will retry at the next poll"))
+      .finally(() => {
+        this.#pumping = undefined;
+        if (this.#again && !this.#stopped) {
+          this.#again = false;
+          void this.pump();
+        }
+      });
+    return this.#pumping;
+  }
+
+  /** Resolves when no attempt is in flight. */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  async #fill(): Promise<void> {
+    for (const key of [...this.#expedite]) {
+      this.#expedite.delete(key);
+      if (this.#room() === 0) break;
+      const [sender, eventId] = splitKey(key);
+      await this.#claimAndStart({ sender, eventId }, 1);
+    }
+    this.#expedite.clear();
+    let room = this.#room();
+    while (room > 0) {
+      const claimed = await this.#claimAndStart(undefined, room);
+      if (claimed < room) break;
+      room = this.#room();
+    }
+  }
+
+  #room(): number {
+    if (this.#stopped) return 0;
+    return Math.max(0, Math.min(this.#options.concurrency - this.#inFlight.size, this.#breaker.permits()));
+  }
+
+  async #claimAndStart(only: { sender: string; eventId: string } | undefined, limit: number): Promise<number> {
+    const batch = await this.#deps.register.claim({
+      owner: this.#options.owner,
+      now: this.#deps.now(),
+      leaseMs: this.#options.leaseMs,
+      limit,
+      ...(only === undefined ? {} : { only }),
+      decide: (record) => decideClaim(this.#deps.policy, record),
+    });
+    for (const record of batch.ended) {
+      this.#log.error(
+        { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
+        `event stopped: ${record.lastError}`,
+      );
+      this.emit("settled", record);
+    }
+    for (const claim of batch.claimed) this.#start(claim);
+    return batch.claimed.length + batch.ended.length;
+  }
+
+  #start(claim: Claim): void {
+    this.#breaker.onStart();
+    const running: Promise<void> = attemptDelivery(this.#deps, claim)
+      .then(({ record, outcome }) => {
+        if (outcome.kind === "retryable" || outcome.kind === "unauthorized") this.#recordFailure();
+        else this.#breaker.onSuccess();
+        this.emit("settled", record);
+      })
+      .catch((error: unknown) => {
+        // Storage lost while writing the outcome: the lease expires and a later claim retries.
+        this.#log.error({ err: error, event_id: claim.record.eventId }, "attempt outcome not written");
+      })
+      .finally(() => {
+        this.#inFlight.delete(running);
+        this.wake();
+      });
+    this.#inFlight.add(running);
+  }
+
+  #recordFailure(): void {
+    const before = this.#breaker.state;
+    this.#breaker.onFailure();
+    if (before !== "open" && this.#breaker.state === "open") {
+      this.#log.warn({ reopen_at: new Date(this.#breaker.openUntil ?? 0).toISOString() }, "1C failing: breaker open");
+    }
+  }
+}
+
+function keyOf(sender: string, eventId: string): string {
+  return `${sender}\u0000${eventId}`;
+}
+
+function splitKey(key: string): [string, string] {
+  const at = key.indexOf("\u0000");
+  return [key.slice(0, at), key.slice(at + 1)];
+}

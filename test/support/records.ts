@@ -1,0 +1,32 @@
+import { EventStatus } from "../../src/register/event-status.ts";
+import type { EventRecord } from "../../src/register/port.ts";
+
+export const T0 = Date.parse("2026-11-30T10:00:00Z");
+
+/** A register row as policy functions see it, PROCESSING with one attempt running unless patched. */
+export function eventRecord(patch: Partial<EventRecord> = {}): EventRecord {
+  return {
+    sender: "default",
+    eventId: "evt-1",
+    fingerprint: "f",
+    policyVersion: "p",
+    status: EventStatus.PROCESSING,
+    correlationId: "c-1",
+    body: "{}",
+    response: null,
+    order: null,
+    lastError: null,
+    lastErrorClass: null,
+    attempts: 1,
+    finishedAttempts: 0,
+    roundAttempts: 1,
+    roundStartedAt: T0,
+    leaseOwner: "w",
+    leaseToken: 1,
+    leaseUntil: T0 + 5000,
+    nextAttemptAt: T0,
+    receivedAt: T0,
+    updatedAt: T0,
+    ...patch,
+  };
+}
