@@ -105,9 +105,11 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     return this.#pumping;
   }
 
-  /** Resolves when no attempt is in flight. */
+  /** Resolves when no claim is being made and no attempt is in flight. */
   async idle(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    while (this.#inFlight.size > 0 || this.#pumping !== undefined) {
+      await Promise.allSettled([...this.#inFlight, this.#pumping]);
+    }
   }
 
   async #fill(): Promise<void> {

@@ -1,0 +1,246 @@
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
+import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
+import type { OrderPaidDelivery } from "../../src/onec/client.ts";
+import type { OnecOutcome } from "../../src/onec/outcome.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { T0 } from "../support/records.ts";
+import { tempDir } from "../support/temp.ts";
+
+const silent = pino({ level: "silent" });
+const policy: DeliveryPolicy = {
+  baseMs: 1000,
+  maxDelayMs: 60_000,
+  maxAttempts: 5,
+  maxAgeMs: 86_400_000,
+  maxUnfinishedAttempts: 3,
+};
+const order = { id: "o-1", number: "ORD-1" };
+const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order };
+const busy: OnecOutcome = { kind: "retryable", httpStatus: 503, errorClass: "http_503", message: "busy" };
+
+/** A 1C stand-in whose answers the test decides, call by call. */
+function scriptedOnec(answer: (call: number, delivery: OrderPaidDelivery) => OnecOutcome | Promise<OnecOutcome>) {
+  const calls: OrderPaidDelivery[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  return {
+    calls,
+    maxRunning: () => maxRunning,
+    client: {
+      sendOrderPaid: async (delivery: OrderPaidDelivery) => {
+        calls.push(delivery);
+        running += 1;
+        maxRunning = Math.max(maxRunning, running);
+        try {
+          return await answer(calls.length, delivery);
+        } finally {
+          running -= 1;
+        }
+      },
+    },
+  };
+}
+
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe("Deliverer (fake clock, real SQLite)", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+  let register: SqliteRegister;
+  let now: number;
+  const running: Deliverer[] = [];
+
+  beforeEach(() => {
+    dir = tempDir();
+    file = join(dir.path, "deliver.db");
+    register = new SqliteRegister(file);
+    now = T0;
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((d) => d.stop()));
+    await register.close();
+    dir.remove();
+  });
+
+  function deliverer(
+    onec: ReturnType<typeof scriptedOnec>,
+    options: Partial<DelivererOptions> = {},
+    on: SqliteRegister = register,
+    overrides: Partial<DeliveryPolicy> = {},
+  ): Deliverer {
+    const d = new Deliverer(
+      { register: on, onec: onec.client, policy: { ...policy, ...overrides }, now: () => now, log: silent },
+      {
+        owner: "worker-a",
+        concurrency: 4,
+        leaseMs: 1000,
+        pollMs: 3_600_000, // never: the test drives every step
+        breaker: { failureThreshold: 1000, cooldownMs: 10_000, maxCooldownMs: 60_000 },
+        ...options,
+      },
+    );
+    running.push(d);
+    d.start();
+    return d;
+  }
+
+  async function step(d: Deliverer): Promise<void> {
+    await d.pump();
+    await d.idle();
+  }
+
+  async function accept(eventId: string): Promise<void> {
+    await register.reserve({
+      sender: "default",
+      eventId,
+      fingerprint: "fp",
+      policyVersion: "v1",
+      body: `{"event_id":"${eventId}"}`,
+      correlationId: `corr-${eventId}`,
+      now,
+    });
+  }
+
+  it("backs off exponentially with jitter, then ends the event in FAILED_FINAL, never dropping it", async () => {
+    const onec = scriptedOnec(() => busy);
+    const d = deliverer(onec);
+    await accept("evt-1");
+    const delays: number[] = [];
+    for (;;) {
+      await step(d);
+      const record = await register.find("default", "evt-1");
+      if (record?.status !== "FAILED_RETRYABLE") break;
+      delays.push((record.nextAttemptAt ?? 0) - now);
+      now = record.nextAttemptAt ?? now;
+    }
+    expect(onec.calls).toHaveLength(5);
+    delays.forEach((delay, i) => {
+      expect(delay).toBeGreaterThanOrEqual(0.8 * 1000 * 2 ** i);
+      expect(delay).toBeLessThanOrEqual(1.2 * 1000 * 2 ** i);
+    });
+    const final = await register.find("default", "evt-1");
+    expect(final).toMatchObject({ status: "FAILED_FINAL", lastErrorClass: "max_attempts", attempts: 5 });
+    expect(final?.response?.status).toBe(502);
+    expect(new Set(onec.calls.map((c) => c.body)).size).toBe(1);
+    expect(onec.calls.every((c) => c.idempotencyKey === "evt-1" && c.correlationId === "corr-evt-1")).toBe(true);
+  });
+
+  it("keeps at most ONEC_MAX_CONCURRENCY calls in flight", async () => {
+    const gates = Array.from({ length: 10 }, () => deferred<OnecOutcome>());
+    const onec = scriptedOnec((call) => (gates[call - 1] as ReturnType<typeof deferred<OnecOutcome>>).promise);
+    const d = deliverer(onec, { concurrency: 4 });
+    for (let i = 0; i < 10; i++) await accept(`evt-${i}`);
+    await d.pump();
+    expect(onec.calls).toHaveLength(4);
+    for (const gate of gates) gate.resolve(delivered);
+    // Each finished call wakes the deliverer to fill its slot again.
+    while (onec.calls.length < 10 || d.inFlight > 0) await d.idle().then(() => d.pump());
+    expect(onec.maxRunning()).toBe(4);
+    expect(await register.list({ status: "SUCCEEDED", limit: 100 })).toHaveLength(10);
+  });
+
+  it("opens the breaker after consecutive failures: stops claiming without spending waiting events' attempts", async () => {
+    let up = false;
+    const onec = scriptedOnec(() => (up ? delivered : busy));
+    const d = deliverer(onec, {
+      concurrency: 1,
+      breaker: { failureThreshold: 2, cooldownMs: 10_000, maxCooldownMs: 60_000 },
+    });
+    for (let i = 0; i < 5; i++) await accept(`evt-${i}`);
+    await step(d);
+    expect(onec.calls).toHaveLength(2);
+    expect(d.breakerState).toBe("open");
+    const untouched = await register.list({ status: "PROCESSING", limit: 10 });
+    expect(untouched.map((r) => r.attempts)).toEqual([0, 0, 0]);
+
+    now += 9_999;
+    await step(d);
+    expect(onec.calls).toHaveLength(2);
+
+    up = true;
+    now += 1;
+    await step(d); // the probe succeeds, the breaker closes, the rest follow
+    while (d.inFlight > 0 || (await register.list({ status: "PROCESSING", limit: 1 })).length > 0) await step(d);
+    expect(d.breakerState).toBe("closed");
+    // The two that failed were tried again; the three that waited out the outage needed one attempt each.
+    expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.attempts)).toEqual([2, 2, 1, 1, 1]);
+  });
+
+  it("stops a poison event whose attempts keep dying with the process, without calling 1C again", async () => {
+    await accept("poison");
+    // Three claims whose process died mid-call: leases taken, never settled.
+    for (let crash = 0; crash < 3; crash++) {
+      await register.claim({ owner: `dead-${crash}`, now, leaseMs: 1000, limit: 1, decide: () => ({ go: true }) });
+      now += 1001;
+    }
+    const onec = scriptedOnec(() => delivered);
+    const d = deliverer(onec);
+    const ended = new Promise((resolve) => d.once("settled", resolve));
+    await step(d);
+    expect(await ended).toMatchObject({ status: "FAILED_FINAL", lastErrorClass: "crash_loop" });
+    expect(onec.calls).toHaveLength(0);
+    const history = await register.listAttempts("default", "poison");
+    expect(history.map((a) => a.outcome)).toEqual([null, null, null]);
+  });
+
+  it("lets a stale worker's late outcome (expired lease) change nothing", async () => {
+    await accept("evt-stale");
+    const slow = deferred<OnecOutcome>();
+    const a = deliverer(
+      scriptedOnec(() => slow.promise),
+      { owner: "worker-a", leaseMs: 1000 },
+    );
+    await a.pump();
+    expect(a.inFlight).toBe(1);
+
+    now += 1001; // worker A's lease has expired; worker B, another connection, takes over
+    const other = new SqliteRegister(file);
+    try {
+      const b = deliverer(
+        scriptedOnec(() => delivered),
+        { owner: "worker-b" },
+        other,
+      );
+      await step(b);
+      expect((await register.find("default", "evt-stale"))?.status).toBe("SUCCEEDED");
+
+      slow.resolve(busy); // A finally hears back: 503
+      await a.idle();
+      const record = await register.find("default", "evt-stale");
+      expect(record).toMatchObject({ status: "SUCCEEDED", order, lastError: null });
+      const history = await register.listAttempts("default", "evt-stale");
+      expect(history.map((h) => [h.worker, h.outcome, h.applied])).toEqual([
+        ["worker-a", "retryable", false],
+        ["worker-b", "delivered", true],
+      ]);
+    } finally {
+      await Promise.all(running.splice(0).map((d) => d.stop()));
+      await other.close();
+    }
+  });
+
+  it("keeps retrying rejected credentials without spending the budget, and delivers once they are fixed", async () => {
+    const onec = scriptedOnec((call) =>
+      call <= 6 ? { kind: "unauthorized", httpStatus: 401, message: "check ONEC_USER" } : delivered,
+    );
+    const d = deliverer(onec, {}, register, { maxAttempts: 2 });
+    await accept("evt-auth");
+    for (let i = 0; i < 7; i++) {
+      await step(d);
+      const record = await register.find("default", "evt-auth");
+      if (record?.status === "SUCCEEDED") break;
+      expect(record).toMatchObject({ status: "FAILED_RETRYABLE", lastErrorClass: "onec_unauthorized" });
+      now = record?.nextAttemptAt ?? now;
+    }
+    expect(await register.find("default", "evt-auth")).toMatchObject({ status: "SUCCEEDED", attempts: 7 });
+  });
+});

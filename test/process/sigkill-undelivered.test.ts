@@ -1,0 +1,74 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmulatorOrder, type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { orderPaidEvent } from "../support/events.ts";
+import { call, postEvent } from "../support/http.ts";
+import { type GatewayProcess, spawnGateway } from "../support/process.ts";
+import { tempDir } from "../support/temp.ts";
+
+describe("SIGKILL with 20 acknowledged, undelivered events", { timeout: 60_000 }, () => {
+  const dir = tempDir();
+  let onec: OnecEmulator;
+  const processes: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    onec = await startOnecEmulator();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await onec.close();
+    dir.remove();
+  });
+
+  it("delivers all 20 after a restart, each exactly once", async () => {
+    const env = {
+      ONEC_URL: onec.url,
+      DATABASE_URL: join(dir.path, "kill.db"),
+      SYNC_WAIT_MS: "0",
+      ONEC_TIMEOUT_MS: "1000",
+      ONEC_MAX_CONCURRENCY: "4",
+      DELIVERY_POLL_MS: "50",
+    };
+    // 1C is slow: four calls hang in flight when the process dies, sixteen wait their turn.
+    onec.setFaults({ latencyMs: 4000 });
+    const first = await spawnGateway(env);
+    processes.push(first);
+    const events = Array.from({ length: 20 }, () => orderPaidEvent());
+    const answers = await Promise.all(events.map((e) => postEvent(first.url, e)));
+    expect(answers.map((a) => a.status)).toEqual(events.map(() => 202));
+    while (onec.postCount() < 4) await new Promise((resolve) => onec.events.once("post", resolve));
+
+    await first.kill("SIGKILL");
+    expect(onec.orders()).toHaveLength(0);
+    onec.setFaults({ latencyMs: 0 });
+
+    const keys = new Set(events.map((e) => e.event_id));
+    const allCommitted = new Promise<void>((resolve) => {
+      const seen = new Set<string>();
+      onec.events.on("committed", (order: EmulatorOrder) => {
+        if (keys.has(order.key)) seen.add(order.key);
+        if (seen.size === keys.size) resolve();
+      });
+    });
+    const second = await spawnGateway(env);
+    processes.push(second);
+    await allCommitted;
+
+    for (const event of events) {
+      expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    }
+    // The four that died in flight waited for their lease, then went again with the same key.
+    let succeeded = 0;
+    for (const event of events) {
+      for (let i = 0; i < 100; i++) {
+        const status = (await call(`${second.url}/integration/v1/orders/paid/${event.event_id}`)).json();
+        if (status.status === "SUCCEEDED") {
+          succeeded += 1;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    expect(succeeded).toBe(20);
+  });
+});
