@@ -34,6 +34,8 @@ export function processOwnerId(): string {
 
 /** The register, the 1C client and the deliverer: what the server and `gateway worker` share. */
 export interface DeliveryStack {
+  /** Lease owner of this process's deliverer, as attempt histories show it. */
+  owner: string;
   register: SqliteRegister;
   onec: OnecClient;
   deliverer: Deliverer;
@@ -53,10 +55,11 @@ export function createDeliveryStack(
     timeoutMs: config.onecTimeoutMs,
     maxConnections: config.onecMaxConcurrency,
   });
+  const owner = processOwnerId();
   const deliverer = new Deliverer(
     { register, onec, now, log: logger, policy: deliveryPolicyOf(config) },
     {
-      owner: processOwnerId(),
+      owner,
       concurrency: config.onecMaxConcurrency,
       leaseMs: leaseMsFor(config.onecTimeoutMs),
       pollMs: config.deliveryPollMs,
@@ -76,7 +79,7 @@ export function createDeliveryStack(
     })();
     return closing;
   };
-  return { register, onec, deliverer, close };
+  return { owner, register, onec, deliverer, close };
 }
 
 export interface Gateway extends DeliveryStack {

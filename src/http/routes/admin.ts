@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deliverer } from "../../delivery/deliverer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import type { EventRegister } from "../../register/port.ts";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
 import { JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
-import { DEFAULT_SENDER } from "./order-paid.ts";
 
 export const ADMIN_PATH = "/integration/v1/admin";
 

@@ -3,6 +3,7 @@ import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import type { EventRegister } from "../../register/port.ts";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
 import { answerFor, attemptView, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 
@@ -11,9 +12,6 @@ export interface OrderPaidRoutesOptions {
   register: EventRegister;
   now: () => number;
 }
-
-/** Until sender authentication exists, every event belongs to one sender. */
-export const DEFAULT_SENDER = "default";
 
 export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
   const { acceptor, register, now } = options;

@@ -325,6 +325,7 @@ function prepareStatements(db: Database.Database) {
       UPDATE inbound_events
          SET status = 'PROCESSING', next_attempt_at = @now, round_attempts = 0, round_started_at = @now,
              finished_attempts = attempts, response_status = NULL, response_body = NULL,
+             last_error = NULL, last_error_class = NULL,
              lease_owner = NULL, lease_until = NULL, updated_at = @now
        WHERE sender = @sender AND event_id = @eventId
       RETURNING *`) as Statement<EventRow>,

@@ -1,0 +1,88 @@
+import { hostname, userInfo } from "node:os";
+import { ALL_STATUSES, type EventStatus } from "../register/event-status.ts";
+import { UsageError } from "./context.ts";
+
+/** Runs a `node:util` parseArgs call, turning its complaints into a UsageError. */
+export function parsing<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof TypeError && String((error as NodeJS.ErrnoException).code).startsWith("ERR_PARSE_ARGS")) {
+      throw new UsageError(error.message);
+    }
+    throw error;
+  }
+}
+
+export function onePositional(positionals: readonly string[], name: string): string {
+  const [value, ...extra] = positionals;
+  if (value === undefined) throw new UsageError(`<${name}> is required`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  return value;
+}
+
+export function noPositionals(positionals: readonly string[]): void {
+  if (positionals[0] !== undefined) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+}
+
+export function statusOption(raw: string | undefined): EventStatus {
+  if (raw === undefined) throw new UsageError(`--status is required: one of ${ALL_STATUSES.join(", ")}`);
+  const status = ALL_STATUSES.find((known) => known === raw.toUpperCase());
+  if (status === undefined) {
+    throw new UsageError(`--status must be one of ${ALL_STATUSES.join(", ")}, got "${raw}"`);
+  }
+  return status;
+}
+
+/** An ISO 8601 date or date-time (e.g. 2026-11-30 or 2026-11-30T10:00:00Z), as epoch ms. */
+export function timeOption(flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw)
+    ? Date.parse(raw)
+    : Number.NaN;
+  if (Number.isNaN(ms)) throw new UsageError(`--${flag} must be an ISO 8601 time such as 2026-11-30T10:00:00Z`);
+  return ms;
+}
+
+export function integerOption(flag: string, raw: string | undefined, fallback: number, min: number, max: number) {
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Events per second; fractions allowed (0.5 = one every two seconds). */
+export function rateOption(raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value > 0 && value <= 10_000))
+    throw new UsageError(`--rate must be a number above 0, up to 10000, got "${raw}"`);
+  return value;
+}
+
+/** Same bounds as the admin API's replay body, so the audit trail looks the same whichever way it came. */
+export function reasonOption(raw: string | undefined): string {
+  const reason = raw?.trim() ?? "";
+  if (reason === "") throw new UsageError('--reason "…" is required: it is written to the audit trail');
+  if (reason.length > 500) throw new UsageError("--reason must be at most 500 characters");
+  return reason;
+}
+
+export function requestedByOption(raw: string | undefined): string {
+  const by = raw?.trim() || defaultRequester();
+  if (by.length > 128) throw new UsageError("--by must be at most 128 characters");
+  return by;
+}
+
+function defaultRequester(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): fall back to what the shell says.
+    user = process.env.USER ?? "unknown";
+  }
+  return `${user}@${hostname()}`;
+}

@@ -1,0 +1,91 @@
+import { parseArgs } from "node:util";
+import { statusView } from "../../http/answers.ts";
+import type { EventStatus } from "../../register/event-status.ts";
+import type { EventRegister } from "../../register/port.ts";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
+import { integerOption, noPositionals, parsing, statusOption, timeOption } from "../args.ts";
+import type { CliContext, Command } from "../context.ts";
+import { iso, oneLine, table } from "../format.ts";
+import { withRegister } from "../open-register.ts";
+
+export interface ListOptions {
+  status: EventStatus;
+  /** received_at bounds, inclusive, epoch ms. */
+  since: number | undefined;
+  until: number | undefined;
+  limit: number;
+  json: boolean;
+}
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 10_000;
+
+/** One line per event in `status`, oldest received first. */
+export async function listEvents(options: ListOptions, register: EventRegister, io: CliContext): Promise<number> {
+  const records = await register.list({
+    sender: DEFAULT_SENDER,
+    status: options.status,
+    since: options.since,
+    until: options.until,
+    limit: options.limit,
+  });
+  if (options.json) {
+    io.out(JSON.stringify(records.map(statusView), null, 2));
+  } else if (records.length === 0) {
+    io.out(`no ${options.status} events`);
+  } else {
+    io.out(
+      table(
+        ["event_id", "status", "attempts", "updated_at", "last_error"],
+        records.map((r) => [r.eventId, r.status, String(r.attempts), iso(r.updatedAt), oneLine(r.lastError, 60)]),
+      ),
+    );
+  }
+  if (records.length === options.limit) {
+    io.err(`showing the first ${options.limit}; more may match: narrow --since/--until or raise --limit`);
+  }
+  return 0;
+}
+
+export const listCommand: Command = {
+  name: "list",
+  synopsis: "list --status <STATUS> [...]",
+  summary: "events in one status",
+  help: `Usage: gateway list --status <STATUS> [--since ISO] [--until ISO] [--limit N] [--json]
+
+One line per event, oldest received first: event_id, status, attempts,
+updated_at, last error (truncated).
+
+Options:
+  --status STATUS   PROCESSING, SUCCEEDED, FAILED_RETRYABLE or FAILED_FINAL (required)
+  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z
+  --until ISO       received at or before
+  --limit N         at most N events (default ${DEFAULT_LIMIT}, up to ${MAX_LIMIT})
+  --json            a JSON array of status views (the HTTP status URL's fields)
+
+Reads DATABASE_URL; ONEC_URL is not needed.`,
+  async run(argv, context) {
+    const { values, positionals } = parsing(() =>
+      parseArgs({
+        args: argv,
+        options: {
+          status: { type: "string" },
+          since: { type: "string" },
+          until: { type: "string" },
+          limit: { type: "string" },
+          json: { type: "boolean", default: false },
+        },
+        allowPositionals: true,
+      }),
+    );
+    noPositionals(positionals);
+    const options: ListOptions = {
+      status: statusOption(values.status),
+      since: timeOption("since", values.since),
+      until: timeOption("until", values.until),
+      limit: integerOption("limit", values.limit, DEFAULT_LIMIT, 1, MAX_LIMIT),
+      json: values.json,
+    };
+    return withRegister(context.env, (register) => listEvents(options, register, context));
+  },
+};

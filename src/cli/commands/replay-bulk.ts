@@ -1,0 +1,60 @@
+import type { EventStatus } from "../../register/event-status.ts";
+import type { EventRegister } from "../../register/port.ts";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
+import type { CliContext } from "../context.ts";
+import { oneLine } from "../format.ts";
+import { type ReplayRequestOptions, replayOne } from "./replay-event.ts";
+
+export interface BulkReplayOptions extends ReplayRequestOptions {
+  status: EventStatus;
+  /** received_at bounds, inclusive, epoch ms. */
+  since: number | undefined;
+  until: number | undefined;
+  limit: number;
+  /** Replays per second: the pause between two replays is 1000 / rate ms. */
+  rate: number;
+  dryRun: boolean;
+}
+
+/**
+ * Replays the events `list` would show, one by one, throttled to `rate` per
+ * second so the gateway does not send 1C a burst. Each replay is its own
+ * transaction: stopping half way (Ctrl-C) leaves the rest untouched.
+ * 0 when every event was replayed, 1 when some were refused.
+ */
+export async function replayBulk(options: BulkReplayOptions, register: EventRegister, io: CliContext): Promise<number> {
+  const records = await register.list({
+    sender: DEFAULT_SENDER,
+    status: options.status,
+    since: options.since,
+    until: options.until,
+    limit: options.limit,
+  });
+  if (records.length === options.limit) {
+    io.err(`taking the first ${options.limit} matching events; run again (or raise --limit) for the rest`);
+  }
+  if (records.length === 0) {
+    io.out(`no ${options.status} events to replay`);
+    return 0;
+  }
+  if (options.dryRun) {
+    for (const r of records) {
+      const attempts = `${r.attempts} attempt${r.attempts === 1 ? "" : "s"}`;
+      io.out(`${r.eventId}: would replay ${r.status} (${attempts}, last error: ${oneLine(r.lastError, 60)})`);
+    }
+    io.out(`dry run: would replay ${records.length}, nothing changed`);
+    return 0;
+  }
+  const pauseMs = 1000 / options.rate;
+  let replayed = 0;
+  let refused = 0;
+  for (const [index, record] of records.entries()) {
+    if (index > 0) await io.sleep(pauseMs);
+    const outcome = await replayOne(register, record.eventId, options, io.now());
+    io.out(outcome.line);
+    if (outcome.replayed) replayed += 1;
+    else refused += 1;
+  }
+  io.out(`replayed ${replayed}, refused ${refused}`);
+  return refused === 0 ? 0 : 1;
+}

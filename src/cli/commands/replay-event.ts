@@ -1,0 +1,74 @@
+import { EventStatus } from "../../register/event-status.ts";
+import type { EventRecord, EventRegister } from "../../register/port.ts";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
+import type { CliContext } from "../context.ts";
+import { iso } from "../format.ts";
+
+/** Who asks and why: written to the event_replays audit table with every replay. */
+export interface ReplayRequestOptions {
+  reason: string;
+  requestedBy: string;
+  /** Replay a SUCCEEDED event too (1C answers with the order it already has). */
+  force: boolean;
+}
+
+export interface ReplayEventOptions extends ReplayRequestOptions {
+  eventId: string;
+}
+
+export interface ReplayOutcome {
+  replayed: boolean;
+  /** `evt-1: FAILED_FINAL → PROCESSING (replay by x: reason)`, or why not. */
+  line: string;
+}
+
+/**
+ * Puts one event back to PROCESSING with a fresh attempt budget. The running
+ * gateway (or `gateway worker`) picks it up at its next poll (DELIVERY_POLL_MS).
+ */
+export async function replayOne(
+  register: EventRegister,
+  eventId: string,
+  request: ReplayRequestOptions,
+  now: number,
+): Promise<ReplayOutcome> {
+  const result = await register.replay({ sender: DEFAULT_SENDER, eventId, ...request, now });
+  switch (result.result) {
+    case "replayed": {
+      const how = request.force && result.fromStatus === EventStatus.SUCCEEDED ? "forced replay" : "replay";
+      return {
+        replayed: true,
+        line: `${eventId}: ${result.fromStatus} → ${result.record.status} (${how} by ${request.requestedBy}: ${request.reason})`,
+      };
+    }
+    case "not_found":
+      return { replayed: false, line: `${eventId}: no event with this event_id` };
+    case "refused":
+      return { replayed: false, line: `${eventId}: refused: ${refusal(result.reason, result.record)}` };
+  }
+}
+
+function refusal(reason: "succeeded" | "in_flight", record: EventRecord): string {
+  if (reason === "succeeded") {
+    const order = record.order === null ? "" : ` (order ${record.order.number})`;
+    return `already SUCCEEDED${order}; add --force to send the same bytes again (1C answers with the order it has)`;
+  }
+  const until = record.leaseUntil === null ? "" : ` until ${iso(record.leaseUntil)}`;
+  return `an attempt is running now (lease held by ${record.leaseOwner ?? "?"}${until}); replay it after it ends`;
+}
+
+/** `gateway replay <event_id>`: 0 when replayed, 1 when unknown or refused. */
+export async function replayEvent(
+  options: ReplayEventOptions,
+  register: EventRegister,
+  io: CliContext,
+): Promise<number> {
+  const { eventId, ...request } = options;
+  const outcome = await replayOne(register, eventId, request, io.now());
+  if (outcome.replayed) {
+    io.out(outcome.line);
+    return 0;
+  }
+  io.err(outcome.line);
+  return 1;
+}

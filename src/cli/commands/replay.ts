@@ -1,0 +1,105 @@
+import { parseArgs } from "node:util";
+import { EventStatus } from "../../register/event-status.ts";
+import {
+  integerOption,
+  onePositional,
+  parsing,
+  rateOption,
+  reasonOption,
+  requestedByOption,
+  statusOption,
+  timeOption,
+} from "../args.ts";
+import { type Command, UsageError } from "../context.ts";
+import { withRegister } from "../open-register.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./list.ts";
+import { type BulkReplayOptions, replayBulk } from "./replay-bulk.ts";
+import { type ReplayEventOptions, replayEvent } from "./replay-event.ts";
+
+const DEFAULT_RATE = 5;
+const BULK_ONLY = ["since", "until", "limit", "rate", "dry-run"] as const;
+
+const OPTIONS = {
+  reason: { type: "string" },
+  by: { type: "string" },
+  force: { type: "boolean", default: false },
+  status: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  limit: { type: "string" },
+  rate: { type: "string" },
+  "dry-run": { type: "boolean", default: false },
+} as const;
+
+export const replayCommand: Command = {
+  name: "replay",
+  synopsis: 'replay <event_id> --reason "…"',
+  summary: "send an event to 1C again (--status …: in bulk, throttled)",
+  help: `Usage: gateway replay <event_id> --reason "…" [--force] [--by NAME]
+       gateway replay --status <STATUS> --reason "…" [--since ISO] [--until ISO]
+                      [--limit N] [--rate N] [--force] [--by NAME] [--dry-run]
+
+Puts events back to PROCESSING with a fresh attempt budget and records who
+asked and why (table event_replays). A running gateway or \`gateway worker\`
+delivers them at its next poll (DELIVERY_POLL_MS, default 1 s).
+
+Options:
+  --reason TEXT     why, for the audit trail (required, up to 500 characters)
+  --by NAME         who asks (default: user@host)
+  --force           replay SUCCEEDED events too: the same bytes go to 1C again,
+                    and 1C answers with the order it already has
+Bulk (--status instead of an event_id):
+  --status STATUS   replay the events in this status, oldest received first
+  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z
+  --until ISO       received at or before
+  --limit N         at most N events (default ${DEFAULT_LIMIT}, up to ${MAX_LIMIT})
+  --rate N          replays per second (default ${DEFAULT_RATE})
+  --dry-run         print what would be replayed, change nothing
+
+Exits 0 when everything asked for was replayed, 1 when an event is unknown or
+a replay was refused (already SUCCEEDED without --force, or an attempt running).
+
+Reads DATABASE_URL; ONEC_URL is not needed.`,
+  async run(argv, context) {
+    const parsed = parsing(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true }));
+    if (parsed.values.status === undefined) {
+      const options = oneEventOptions(parsed);
+      return withRegister(context.env, (register) => replayEvent(options, register, context));
+    }
+    const options = bulkOptions(parsed);
+    return withRegister(context.env, (register) => replayBulk(options, register, context));
+  },
+};
+
+type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+
+function oneEventOptions({ values, positionals }: Parsed): ReplayEventOptions {
+  if (positionals.length === 0) throw new UsageError("give an <event_id>, or --status STATUS for bulk replay");
+  const bulkFlag = BULK_ONLY.find((flag) => values[flag] !== undefined && values[flag] !== false);
+  if (bulkFlag !== undefined) throw new UsageError(`--${bulkFlag} applies to bulk replay (--status) only`);
+  return {
+    eventId: onePositional(positionals, "event_id"),
+    reason: reasonOption(values.reason),
+    requestedBy: requestedByOption(values.by),
+    force: values.force,
+  };
+}
+
+function bulkOptions({ values, positionals }: Parsed): BulkReplayOptions {
+  if (positionals.length > 0) throw new UsageError("give either an <event_id> or --status, not both");
+  const options: BulkReplayOptions = {
+    status: statusOption(values.status),
+    since: timeOption("since", values.since),
+    until: timeOption("until", values.until),
+    limit: integerOption("limit", values.limit, DEFAULT_LIMIT, 1, MAX_LIMIT),
+    rate: rateOption(values.rate, DEFAULT_RATE),
+    reason: reasonOption(values.reason),
+    requestedBy: requestedByOption(values.by),
+    force: values.force,
+    dryRun: values["dry-run"],
+  };
+  if (options.status === EventStatus.SUCCEEDED && !options.force) {
+    throw new UsageError("replaying SUCCEEDED events sends them to 1C again: add --force if that is what you want");
+  }
+  return options;
+}

@@ -1,0 +1,31 @@
+import { existsSync } from "node:fs";
+import { loadConfig } from "../config/load-config.ts";
+import type { EventRegister } from "../register/port.ts";
+import { SqliteRegister } from "../register/sqlite/sqlite-register.ts";
+import { CliFailure } from "./context.ts";
+
+/**
+ * status, list and replay only touch the database: ONEC_URL is not needed
+ * for them, so a placeholder stands in when it is unset.
+ */
+const ONEC_URL_NOT_NEEDED = "http://unused.invalid";
+
+/**
+ * Opens the gateway's register (DATABASE_URL), runs `use`, closes it.
+ * Refuses a missing file rather than creating an empty database from a typo.
+ */
+export async function withRegister<T>(
+  env: Readonly<Record<string, string | undefined>>,
+  use: (register: EventRegister) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig(env, { onecUrl: ONEC_URL_NOT_NEEDED });
+  if (!existsSync(config.databasePath)) {
+    throw new CliFailure(`no database at ${config.databasePath}: set DATABASE_URL to the gateway's SQLite file`);
+  }
+  const register = new SqliteRegister(config.databasePath);
+  try {
+    return await use(register);
+  } finally {
+    await register.close();
+  }
+}
