@@ -57,4 +57,34 @@ describe("gateway worker", { timeout: 60_000 }, () => {
       expect((await db.find(eventId))?.status).toBe(EventStatus.SUCCEEDED);
     }
   });
+
+  it("shares one database with another worker: 40 events, each delivered once, none claimed twice", async () => {
+    const eventIds: string[] = [];
+    for (let i = 0; i < 40; i++) eventIds.push(await db.pending());
+    await db.close();
+    onec.setFaults({ latencyMs: 50 });
+    const allCommitted = new Promise<void>((resolve) => {
+      onec.events.on("committed", () => {
+        if (onec.orders().length === eventIds.length) resolve();
+      });
+    });
+    const workers = [0, 1].map(() =>
+      spawn(process.execPath, ["src/cli/gateway.js", "worker"], {
+        cwd: repoRoot,
+        env: cliEnv({ ...db.env, ONEC_URL: onec.url, DELIVERY_POLL_MS: "20", LOG_LEVEL: "warn" }),
+        stdio: "ignore",
+      }),
+    );
+    try {
+      await allCommitted;
+    } finally {
+      const exits = workers.map((w) => once(w, "exit"));
+      for (const w of workers) w.kill("SIGTERM");
+      await Promise.all(exits);
+    }
+    expect(new Set(onec.orders().map((o) => o.key)).size).toBe(40);
+    for (const eventId of eventIds) {
+      expect(await db.find(eventId)).toMatchObject({ status: EventStatus.SUCCEEDED, attempts: 1 });
+    }
+  });
 });
