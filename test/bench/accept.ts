@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import type autocannon from "autocannon";
+import { runDrain } from "./drain.ts";
 import { type LoadSettings, orderPaidBodies, runLoad } from "./load.ts";
-import { type Server, type ServerSpec, startServer, stopAll, tail } from "./processes.ts";
+import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, tail } from "./processes.ts";
 
 /**
- * `npm run bench`: requests/s and latency of the gateway's accept path next to
- * a bare Fastify server, same machine, same run, same load. The ratio is the
- * number to watch; the absolute figures depend on the machine. See README.md.
+ * `npm run bench`, and the accept scenario: requests/s and latency of the
+ * gateway's accept path next to a bare Fastify server, same machine, same run,
+ * same load. Then, unless BENCH_SCENARIOS says otherwise, the drain scenario
+ * (drain.ts). The ratios are the numbers to watch; the absolute figures depend
+ * on the machine. See README.md.
  */
 
 const WARMUP_SECONDS = 2;
@@ -21,6 +24,11 @@ interface Measured {
   readonly result: autocannon.Result;
 }
 
+const SCENARIOS = ["accept", "drain"] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const scenarios = scenarioList("BENCH_SCENARIOS", SCENARIOS.join(","));
+const drainEvents = positiveInt("BENCH_DRAIN_EVENTS", 10_000);
 const settings: LoadSettings = {
   connections: positiveInt("BENCH_CONNECTIONS", 50),
   durationSeconds: positiveInt("BENCH_DURATION", 10),
@@ -47,6 +55,17 @@ try {
 
 async function main(): Promise<boolean> {
   printSetup();
+  let ok = true;
+  if (scenarios.has("accept")) ok = (await acceptScenario()) && ok;
+  await stopAll(); // each scenario gets the machine to itself
+  if (scenarios.has("drain")) {
+    console.log("");
+    ok = (await runDrain({ events: drainEvents, dir })) && ok;
+  }
+  return ok;
+}
+
+async function acceptScenario(): Promise<boolean> {
   const bare = await startServer(bareSpec(), dir);
   const onec = await startServer(emulatorSpec(), dir);
   const gateway = await startServer(gatewaySpec(onec.url), dir);
@@ -76,16 +95,6 @@ function bareSpec(): ServerSpec {
     script: "test/bench/bare-server.ts",
     env: { PORT: "0" },
     listeningUrl: (line) => line.match(/^bare server listening on (\S+)/)?.[1],
-  };
-}
-
-function emulatorSpec(): ServerSpec {
-  return {
-    name: "onec-emulator",
-    script: "src/onec-emulator/main.ts",
-    // Port 0: the emulator prints the port it got, so there is no pick-then-bind race.
-    env: { ONEC_EMULATOR_PORT: "0", ONEC_EMULATOR_HOST: "127.0.0.1" },
-    listeningUrl: (line) => line.match(/^1C emulator listening on (\S+)/)?.[1],
   };
 }
 
@@ -119,17 +128,19 @@ function gatewayListeningUrl(line: string): string | undefined {
 function printSetup(): void {
   const cpus = os.cpus();
   console.log(`machine: node ${process.version}, ${cpus.length} CPUs, ${cpus[0]?.model ?? "unknown CPU"}`);
-  console.log(
-    `load: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s measured ` +
-      `after ${WARMUP_SECONDS} s warm-up per server, a new event_id in every request`,
-  );
-  console.log(
-    `gateway: SYNC_WAIT_MS=0 (202 after the durable commit), SQLite journal_mode=WAL synchronous=FULL, ` +
-      `LOG_LEVEL=${LOG_LEVEL} (stdout to a file), background delivery to the 1C emulator in its own process`,
-  );
+  console.log(`scenarios: ${[...scenarios].join(", ")}`);
   // On tmpfs an fsync is free, and the gateway's main cost would vanish from the numbers.
   const onTmpfs = statfsSync(dir).type === TMPFS_MAGIC;
   console.log(`database dir: ${dir}${onTmpfs ? " (tmpfs: fsync costs nothing, gateway figures are optimistic)" : ""}`);
+  if (!scenarios.has("accept")) return;
+  console.log(
+    `accept load: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s measured ` +
+      `after ${WARMUP_SECONDS} s warm-up per server, a new event_id in every request`,
+  );
+  console.log(
+    `accept gateway: SYNC_WAIT_MS=0 (202 after the durable commit), SQLite journal_mode=WAL synchronous=FULL, ` +
+      `LOG_LEVEL=${LOG_LEVEL} (stdout to a file), background delivery to the 1C emulator in its own process`,
+  );
   console.log("");
 }
 
@@ -186,6 +197,17 @@ function verdict(measured: readonly Measured[], gateway: Server): boolean {
   }
   if (!ok) console.error(`gateway output (tail):\n${tail(gateway.logFile)}`);
   return ok;
+}
+
+/** A comma-separated subset of SCENARIOS; they always run in SCENARIOS order. */
+function scenarioList(name: string, fallback: string): Set<Scenario> {
+  const raw = process.env[name] || fallback;
+  const asked = raw.split(",").map((item) => item.trim());
+  const unknown = asked.filter((item) => !(SCENARIOS as readonly string[]).includes(item));
+  if (unknown.length > 0) {
+    throw new Error(`${name} must be a comma-separated list of ${SCENARIOS.join(", ")}, got "${raw}"`);
+  }
+  return new Set(SCENARIOS.filter((scenario) => asked.includes(scenario)));
 }
 
 function positiveInt(name: string, fallback: number): number {

@@ -9,6 +9,11 @@ export interface LoadSettings {
   readonly durationSeconds: number;
 }
 
+/** The shared example event, parsed: every scenario sends it under new ids. */
+export function orderPaidExample(): Record<string, unknown> {
+  return JSON.parse(readFileSync(EXAMPLE, "utf8")) as Record<string, unknown>;
+}
+
 /**
  * Bodies of the shared example event, each under a new event_id: the gateway
  * must do the full accept (insert + fsync) every time, never a cheap replay.
@@ -17,7 +22,7 @@ export interface LoadSettings {
  */
 export function orderPaidBodies(runId: string): () => string {
   const marker = "__BENCH_EVENT_ID__";
-  const example = JSON.parse(readFileSync(EXAMPLE, "utf8")) as Record<string, unknown>;
+  const example = orderPaidExample();
   const [head, rest, ...extra] = JSON.stringify({ ...example, event_id: marker }).split(`"${marker}"`);
   if (head === undefined || rest === undefined || extra.length > 0) throw new Error("cannot template the example");
   let n = 0;

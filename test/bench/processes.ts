@@ -18,13 +18,33 @@ export interface Server {
   readonly logFile: string;
 }
 
-export interface ServerSpec {
+export interface ScriptSpec {
   readonly name: string;
   /** Script path relative to the repository root, run with `node --import tsx`. */
   readonly script: string;
   readonly env: Readonly<Record<string, string>>;
+}
+
+export interface ServerSpec extends ScriptSpec {
   /** Returns the server's base URL when a stdout line announces that it listens. */
   readonly listeningUrl: (line: string) => string | undefined;
+}
+
+export interface ScriptRun {
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  /** The file holding the script's stderr. */
+  readonly logFile: string;
+}
+
+export function emulatorSpec(name = "onec-emulator"): ServerSpec {
+  return {
+    name,
+    script: "src/onec-emulator/main.ts",
+    // Port 0: the emulator prints the port it got, so there is no pick-then-bind race.
+    env: { ONEC_EMULATOR_PORT: "0", ONEC_EMULATOR_HOST: "127.0.0.1" },
+    listeningUrl: (line) => line.match(/^1C emulator listening on (\S+)/)?.[1],
+  };
 }
 
 /**
@@ -35,15 +55,7 @@ export interface ServerSpec {
  */
 export async function startServer(spec: ServerSpec, logDir: string): Promise<Server> {
   const logFile = join(logDir, `${spec.name}.log`);
-  const fd = openSync(logFile, "w");
-  const child = spawn(process.execPath, ["--import", "tsx", spec.script], {
-    cwd: ROOT,
-    env: { ...process.env, ...spec.env },
-    stdio: ["ignore", fd, fd],
-  });
-  closeSync(fd); // the child holds its own copy
-  running.add(child);
-  child.once("exit", () => running.delete(child));
+  const child = spawnScript(spec, logFile, logFile);
   try {
     const url = await waitForListening(spec, logFile, child);
     return { name: spec.name, url, child, logFile };
@@ -51,6 +63,31 @@ export async function startServer(spec: ServerSpec, logDir: string): Promise<Ser
     await stopServer(child);
     throw error;
   }
+}
+
+/** Runs a script to its end; stdout and stderr go to files, as for servers, and stdout is read back after. */
+export async function runScript(spec: ScriptSpec, logDir: string): Promise<ScriptRun> {
+  const outFile = join(logDir, `${spec.name}.out`);
+  const logFile = join(logDir, `${spec.name}.log`);
+  const child = spawnScript(spec, outFile, logFile);
+  await once(child, "exit");
+  return { exitCode: child.exitCode, stdout: readFileSync(outFile, "utf8"), logFile };
+}
+
+function spawnScript(spec: ScriptSpec, outFile: string, errFile: string): ChildProcess {
+  const out = openSync(outFile, "w");
+  const err = outFile === errFile ? out : openSync(errFile, "w");
+  const child = spawn(process.execPath, ["--import", "tsx", spec.script], {
+    cwd: ROOT,
+    env: { ...process.env, ...spec.env },
+    stdio: ["ignore", out, err],
+  });
+  // The child holds its own copies.
+  closeSync(out);
+  if (err !== out) closeSync(err);
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  return child;
 }
 
 /** Event-driven: re-reads the log whenever it changes, so no fixed sleeps. */
