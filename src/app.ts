@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
+import type { SenderEntry } from "./config/senders.ts";
 import type { Deliverer } from "./delivery/deliverer.ts";
 import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter } from "./http/client-error.ts";
@@ -20,6 +21,8 @@ export interface AppDeps {
   deliverer: Deliverer;
   /** The admin routes exist only when this is set. */
   adminToken: string | undefined;
+  senders: readonly SenderEntry[];
+  rateLimit: { max: number; windowMs: number };
   logger: Logger;
   bodyLimit: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
@@ -83,7 +86,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerProblemHandler(app);
   app.register(healthRoutes);
   app.register(problemTypeRoutes);
-  app.register(orderPaidRoutes, { acceptor: deps.acceptor, register: deps.register, now: deps.now });
+  app.register(orderPaidRoutes, {
+    acceptor: deps.acceptor,
+    register: deps.register,
+    now: deps.now,
+    senders: deps.senders,
+    rateLimit: deps.rateLimit,
+  });
   if (deps.adminToken !== undefined) {
     const { adminToken } = deps;
     app.register(adminRoutes, { register: deps.register, deliverer: deps.deliverer, adminToken, now: deps.now });

@@ -16,7 +16,8 @@ async function demo(): Promise<void> {
   });
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig(process.env, { onecUrl: emulator.url, host: "127.0.0.1" });
+    // The demo has no shop tokens: all its traffic is the anonymous sender "default".
+    config = loadConfig({ ALLOW_ANONYMOUS: "true", ...process.env }, { onecUrl: emulator.url, host: "127.0.0.1" });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`configuration error: ${error.message}\n`);

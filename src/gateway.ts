@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { buildApp } from "./app.ts";
-import type { GatewayConfig } from "./config/load-config.ts";
+import { ConfigError, type GatewayConfig } from "./config/load-config.ts";
 import { Deliverer } from "./delivery/deliverer.ts";
 import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { OnecClient } from "./onec/client.ts";
@@ -89,6 +89,14 @@ export interface Gateway extends DeliveryStack {
 
 /** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
 export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
+  if (config.senders.length === 0 && !config.allowAnonymous) {
+    throw new ConfigError(
+      'no senders configured: set SENDER_TOKENS or SENDERS_FILE, or ALLOW_ANONYMOUS=true to accept unauthenticated traffic as the sender "default"',
+    );
+  }
+  if (config.senders.length === 0) {
+    logger.warn('ALLOW_ANONYMOUS=true: every request is accepted without a token, as the sender "default"');
+  }
   const now = Date.now;
   const stack = createDeliveryStack(config, logger, now);
   const deliverer = config.deliverer ? stack.deliverer : undefined;
@@ -101,6 +109,8 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
+    senders: config.senders,
+    rateLimit: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
     now,
   });
   app.addHook("onReady", async () => deliverer?.start());

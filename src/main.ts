@@ -5,24 +5,26 @@ import { createLogger } from "./observability/logger.ts";
 
 /** The production server: `npm start`. Configuration comes only from the environment. */
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = orExit(() => loadConfig(process.env));
   const logger = createLogger(config.logLevel);
-  const gateway = createGateway(config, logger);
+  const gateway = orExit(() => createGateway(config, logger));
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) logger.error({ err }, "stopping after an unexpected error");
     else logger.info({ signal }, "stopping");
     await gateway.close();
   });
   await gateway.app.listen({ port: config.port, host: config.host });
+}
+
+/** A bad configuration stops the process with one line and exit code 1. */
+function orExit<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`configuration error: ${error.message}\n`);
+    process.exit(1);
+  }
 }
 
 await main();

@@ -1,3 +1,5 @@
+import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
+
 /**
  * The gateway's whole configuration, read from the environment once at start.
  * A bad value stops the process with one clear line (see main.ts), never a
@@ -29,6 +31,12 @@ export interface GatewayConfig {
   readonly deliverer: boolean;
   /** Bearer token for the admin routes; they are off when unset. */
   readonly adminToken: string | undefined;
+  /** Who may send events; empty means anonymous traffic, allowed only with allowAnonymous. */
+  readonly senders: readonly SenderEntry[];
+  readonly allowAnonymous: boolean;
+  /** Requests per sender per window on the order routes; 0 turns the limit off. */
+  readonly rateLimitMax: number;
+  readonly rateLimitWindowMs: number;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -76,7 +84,25 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 30_000, 10, 3_600_000),
     deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
     adminToken: adminToken(text(env, "ADMIN_TOKEN")),
+    senders: senders(env),
+    allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
+    rateLimitMax: integer(env, "RATE_LIMIT_MAX", 600, 0, 1_000_000),
+    rateLimitWindowMs: integer(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000, 3_600_000),
   });
+}
+
+function senders(env: Env): readonly SenderEntry[] {
+  try {
+    const fromTokens = text(env, "SENDER_TOKENS");
+    const fromFile = text(env, "SENDERS_FILE");
+    return checkUnique([
+      ...(fromTokens === undefined ? [] : parseSenderTokens(fromTokens)),
+      ...(fromFile === undefined ? [] : readSendersFile(fromFile)),
+    ]);
+  } catch (error) {
+    if (error instanceof SenderConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function adminToken(token: string | undefined): string | undefined {

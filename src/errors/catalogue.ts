@@ -114,13 +114,25 @@ export const problems = {
   GW_ERR_UNAUTHORIZED: {
     status: 401,
     slug: "unauthorized",
-    title: "A bearer token is required",
+    title: "A valid bearer token is required",
     retryable: false,
   },
   GW_ERR_FORBIDDEN: {
     status: 403,
     slug: "forbidden",
     title: "The token does not grant this",
+    retryable: false,
+  },
+  GW_ERR_RATE_LIMITED: {
+    status: 429,
+    slug: "rate-limited",
+    title: "Too many requests from this sender",
+    retryable: true,
+  },
+  GW_ERR_AMBIGUOUS_EVENT: {
+    status: 409,
+    slug: "ambiguous-event-id",
+    title: "Several senders used this event_id",
     retryable: false,
   },
   GW_ERR_HEADERS_TOO_LARGE: {

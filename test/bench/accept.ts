@@ -3,7 +3,7 @@ import os from "node:os";
 import { join } from "node:path";
 import type autocannon from "autocannon";
 import { runDrain } from "./drain.ts";
-import { type LoadSettings, orderPaidBodies, runLoad } from "./load.ts";
+import { BENCH_SENDER_TOKEN, type LoadSettings, orderPaidBodies, runLoad } from "./load.ts";
 import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, tail } from "./processes.ts";
 
 /**
@@ -109,6 +109,9 @@ function gatewaySpec(onecUrl: string): ServerSpec {
       ONEC_URL: onecUrl,
       SYNC_WAIT_MS: "0",
       LOG_LEVEL,
+      SENDER_TOKENS: `bench:${BENCH_SENDER_TOKEN}`,
+      // One sender at full speed: the limiter runs (its cost counts) but never refuses.
+      RATE_LIMIT_MAX: "1000000",
     },
     listeningUrl: gatewayListeningUrl,
   };

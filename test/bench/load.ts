@@ -30,12 +30,16 @@ export function orderPaidBodies(runId: string): () => string {
   return () => `${head}"bench-${runId}-${++n}"${rest}`;
 }
 
+/** The bench's one sender (SENDER_TOKENS=bench:<this>): production auth is part of the cost. */
+export const BENCH_SENDER_TOKEN = "bench-sender-token-0123456789";
+
 /** One autocannon run of POSTs with a fresh body per request. */
 export function runLoad(baseUrl: string, settings: LoadSettings, nextBody: () => string): Promise<autocannon.Result> {
   return autocannon({
     url: `${baseUrl}${ROUTE}`,
     method: "POST",
-    headers: { "content-type": "application/json" },
+    // The bare server ignores the token; the gateway authenticates it as a configured sender.
+    headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_SENDER_TOKEN}` },
     connections: settings.connections,
     duration: settings.durationSeconds,
     requests: [

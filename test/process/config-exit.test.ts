@@ -5,7 +5,9 @@ const repoRoot = new URL("../../", import.meta.url).pathname;
 
 function start(env: Record<string, string>) {
   const base = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(ONEC_|PORT$|DATABASE_URL$|SYNC_WAIT_MS$)/.test(name)),
+    Object.entries(process.env).filter(
+      ([name]) => !/^(ONEC_|PORT$|DATABASE_URL$|SYNC_WAIT_MS$|SENDER|ALLOW_ANONYMOUS$)/.test(name),
+    ),
   );
   return spawnSync(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
@@ -19,6 +21,8 @@ describe("npm start refuses a bad configuration", { timeout: 30_000 }, () => {
   it.each([
     [{}, /^configuration error: ONEC_URL is required/],
     [{ ONEC_URL: "http://1c.test", SYNC_WAIT_MS: "soon" }, /^configuration error: SYNC_WAIT_MS must be a whole number/],
+    [{ ONEC_URL: "http://1c.test" }, /^configuration error: no senders configured/],
+    [{ ONEC_URL: "http://1c.test", SENDER_TOKENS: "shop-a:short" }, /^configuration error: SENDER_TOKENS entries/],
   ])("exits 1 with one clear line for %j", (env, message) => {
     const result = start(env);
     expect(result.status).toBe(1);

@@ -19,7 +19,14 @@ export interface TestGateway {
 export async function startTestGateway(env: Record<string, string>): Promise<TestGateway> {
   const dir = env.DATABASE_URL === undefined ? tempDir() : undefined;
   const databasePath = env.DATABASE_URL ?? join(dir?.path ?? "", "gateway.db");
-  const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env, DATABASE_URL: databasePath });
+  const config = loadConfig({
+    HOST: "127.0.0.1",
+    PORT: "0",
+    LOG_LEVEL: "info",
+    ALLOW_ANONYMOUS: "true",
+    ...env,
+    DATABASE_URL: databasePath,
+  });
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {

@@ -19,7 +19,7 @@ export interface GatewayProcess {
 export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
-    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ALLOW_ANONYMOUS: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];

@@ -1,20 +1,45 @@
+import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
+import type { SenderEntry } from "../../config/senders.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
+import { GatewayProblem } from "../../errors/problem.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { DEFAULT_SENDER } from "../../register/senders.ts";
 import { answerFor, attemptView, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
+import { authenticateSender } from "../sender-auth.ts";
 
 export interface OrderPaidRoutesOptions {
   acceptor: OrderPaidAcceptor;
   register: EventRegister;
   now: () => number;
+  /** Empty: anonymous traffic, all of it the sender `default`. */
+  senders: readonly SenderEntry[];
+  rateLimit: { max: number; windowMs: number };
 }
 
+/** The senders' routes: each request authenticated, rate-limited and scoped to its sender. */
 export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
   const { acceptor, register, now } = options;
+
+  app.decorateRequest("sender", DEFAULT_SENDER);
+  app.addHook("onRequest", authenticateSender(options.senders));
+  if (options.rateLimit.max > 0) {
+    // Registered inside this plugin, so health, metrics and docs are never counted.
+    await app.register(rateLimit, {
+      max: options.rateLimit.max,
+      timeWindow: options.rateLimit.windowMs,
+      hook: "preParsing",
+      keyGenerator: (request) => request.sender,
+      errorResponseBuilder: (request, context) =>
+        new GatewayProblem(
+          "GW_ERR_RATE_LIMITED",
+          `more than ${context.max} requests in ${Math.round(options.rateLimit.windowMs / 1000)} s from sender "${request.sender}"; retry after ${context.after}`,
+        ),
+    });
+  }
 
   app.post(ORDERS_PAID_PATH, async (request, reply) => {
     if (request.body === undefined) {
@@ -37,14 +62,14 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     }
     const eventId = admission.event.event_id;
     const result = await acceptor.accept({
-      sender: DEFAULT_SENDER,
+      sender: request.sender,
       eventId,
       canonical: admission.canonical,
       correlationId: request.id,
     });
     const answer = answerFor(result, request.id, now());
     request.log.info(
-      { event_id: eventId, sender: DEFAULT_SENDER, status: result.record.status, answer: answer.status },
+      { event_id: eventId, sender: request.sender, status: result.record.status, answer: answer.status },
       "order-paid answered",
     );
     return sendAnswer(reply, answer);
@@ -52,7 +77,8 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
 
   const findOr404 = async (request: FastifyRequest<{ Params: { event_id: string } }>, reply: FastifyReply) => {
     const eventId = request.params.event_id;
-    const record = isValidEventId(eventId) ? await register.find(DEFAULT_SENDER, eventId) : undefined;
+    // Another sender's event is as unknown as a missing one.
+    const record = isValidEventId(eventId) ? await register.find(request.sender, eventId) : undefined;
     if (record === undefined) {
       sendAnswer(
         reply,

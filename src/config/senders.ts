@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+/**
+ * Who may send events. Tokens are kept only as SHA-256 digests: SENDER_TOKENS
+ * is hashed at start, SENDERS_FILE holds digests already, so the file can be
+ * shared with operators without sharing the tokens.
+ */
+export interface SenderEntry {
+  readonly id: string;
+  readonly tokenSha256: Buffer;
+}
+
+export const SENDER_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+export class SenderConfigError extends Error {
+  override readonly name = "SenderConfigError";
+}
+
+export function sha256(text: string): Buffer {
+  return createHash("sha256").update(text, "utf8").digest();
+}
+
+/** `shop-a:token1,shop-b:token2` */
+export function parseSenderTokens(raw: string): SenderEntry[] {
+  return raw
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const colon = part.indexOf(":");
+      const id = part.slice(0, colon);
+      const token = part.slice(colon + 1);
+      if (colon <= 0 || token.length < 16) {
+        throw new SenderConfigError(
+          `SENDER_TOKENS entries are "id:token" with a token of at least 16 characters; "${id || part.slice(0, 8)}…" is not`,
+        );
+      }
+      return entry(id, sha256(token));
+    });
+}
+
+/** `{"senders": [{"id": "shop-a", "token_sha256": "<64 hex>"}]}` */
+export function readSendersFile(path: string): SenderEntry[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new SenderConfigError(`SENDERS_FILE ${path} cannot be read as JSON: ${(error as Error).message}`);
+  }
+  const senders = (parsed as { senders?: unknown })?.senders;
+  if (!Array.isArray(senders)) throw new SenderConfigError(`SENDERS_FILE ${path} must be {"senders": [...]}`);
+  return senders.map((item, index) => {
+    const { id, token_sha256: digest } = (item ?? {}) as { id?: unknown; token_sha256?: unknown };
+    if (typeof id !== "string" || typeof digest !== "string" || !/^[0-9a-f]{64}$/i.test(digest)) {
+      throw new SenderConfigError(`SENDERS_FILE ${path}: senders[${index}] needs "id" and a 64-hex "token_sha256"`);
+    }
+    return entry(id, Buffer.from(digest, "hex"));
+  });
+}
+
+export function checkUnique(senders: readonly SenderEntry[]): readonly SenderEntry[] {
+  const seen = new Set<string>();
+  const digests = new Set<string>();
+  for (const sender of senders) {
+    if (seen.has(sender.id)) throw new SenderConfigError(`sender "${sender.id}" is configured twice`);
+    const digest = sender.tokenSha256.toString("hex");
+    if (digests.has(digest)) throw new SenderConfigError(`two senders share one token (one is "${sender.id}")`);
+    seen.add(sender.id);
+    digests.add(digest);
+  }
+  return senders;
+}
+
+function entry(id: string, tokenSha256: Buffer): SenderEntry {
+  if (!SENDER_ID_PATTERN.test(id)) {
+    throw new SenderConfigError(`sender id "${id}" must be 1-64 characters of A-Z a-z 0-9 . _ -`);
+  }
+  return { id, tokenSha256 };
+}

@@ -1,0 +1,62 @@
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { type SenderEntry, sha256 } from "../config/senders.ts";
+import { DEFAULT_SENDER } from "../register/senders.ts";
+import { problemAnswer } from "./answers.ts";
+import { sendAnswer } from "./problem-handler.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The authenticated sender; every event and status lookup is scoped to it. */
+    sender: string;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = typeof header === "string" ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/**
+ * Finds the sender a token belongs to. Compares the token's digest with every
+ * sender's, always all of them, in constant time: the answer's timing says
+ * nothing about which digest came close.
+ */
+export function senderOf(token: string, senders: readonly SenderEntry[]): string | undefined {
+  const digest = sha256(token);
+  let found: string | undefined;
+  for (const sender of senders) {
+    if (timingSafeEqual(digest, sender.tokenSha256) && found === undefined) found = sender.id;
+  }
+  return found;
+}
+
+/**
+ * An onRequest hook: runs before the body is read, so an unauthenticated
+ * request costs no parsing and records nothing. Tokens are never logged.
+ */
+export function authenticateSender(senders: readonly SenderEntry[]) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (senders.length === 0) {
+      request.sender = DEFAULT_SENDER;
+      return undefined;
+    }
+    const token = bearerToken(request);
+    const sender = token === undefined ? undefined : senderOf(token, senders);
+    if (sender !== undefined) {
+      request.sender = sender;
+      return undefined;
+    }
+    reply.header("www-authenticate", 'Bearer realm="order-gateway"');
+    return sendAnswer(
+      reply,
+      problemAnswer("GW_ERR_UNAUTHORIZED", request.id, {
+        detail:
+          token === undefined
+            ? "send Authorization: Bearer <your sender token>"
+            : "the token is not valid for any sender; nothing was recorded",
+      }),
+    );
+  };
+}
