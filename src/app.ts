@@ -84,7 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   registerStrictJsonParser(app, deps.bodyLimit);
   registerProblemHandler(app);
-  app.register(healthRoutes);
+  app.register(healthRoutes, { register: deps.register });
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, {
     acceptor: deps.acceptor,

@@ -32,8 +32,17 @@ export interface EventRegister {
   replay(request: ReplayRequest): Promise<ReplayResult>;
 
   find(sender: string, eventId: string): Promise<EventRecord | undefined>;
+  /** Every sender's event under this id: support staff know an event by its id alone. */
+  findByEventId(eventId: string): Promise<EventRecord[]>;
   listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]>;
+  listReplays(sender: string, eventId: string): Promise<ReplayRecord[]>;
+  /** Oldest first: for bulk work (replay by status and window). */
   list(filter: ListFilter): Promise<EventRecord[]>;
+  /** Newest first, keyset-paginated: for people browsing. */
+  page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]>;
+
+  /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
+  ping(): Promise<void>;
 
   close(): Promise<void>;
 }
@@ -151,6 +160,21 @@ export type ReplayResult =
   | { result: "replayed"; record: EventRecord; fromStatus: EventStatus }
   | { result: "not_found" }
   | { result: "refused"; reason: "succeeded" | "in_flight"; record: EventRecord };
+
+export interface ReplayRecord {
+  requestedBy: string;
+  reason: string;
+  forced: boolean;
+  fromStatus: string;
+  requestedAt: number;
+}
+
+/** Where a page ended: the next page starts strictly before this event. */
+export interface PageCursor {
+  receivedAt: number;
+  sender: string;
+  eventId: string;
+}
 
 export interface ListFilter {
   sender?: string;

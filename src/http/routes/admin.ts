@@ -2,10 +2,11 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deliverer } from "../../delivery/deliverer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
-import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
-import { JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
+import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
+import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
+import { attemptView, JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
+import { bearerToken } from "../sender-auth.ts";
 
 export const ADMIN_PATH = "/integration/v1/admin";
 
@@ -21,6 +22,39 @@ interface ReplayBody {
   force?: boolean;
   requested_by?: string;
 }
+
+interface EventQuery {
+  sender?: string;
+}
+
+interface ListQuery {
+  status?: EventStatus;
+  sender?: string;
+  since?: string;
+  until?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+const senderQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: { sender: { type: "string", pattern: "^[A-Za-z0-9._-]{1,64}$" } },
+} as const;
+
+const listQuerySchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    status: { type: "string", enum: ALL_STATUSES },
+    sender: { type: "string", pattern: "^[A-Za-z0-9._-]{1,64}$" },
+    since: { type: "string", format: "date-time" },
+    until: { type: "string", format: "date-time" },
+    // Query strings are text and Ajv coerces nothing here: the number is parsed below.
+    limit: { type: "string", pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$" },
+    cursor: { type: "string", maxLength: 400 },
+  },
+} as const;
 
 const replayBodySchema = {
   type: "object",
@@ -39,29 +73,88 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
   const expected = Buffer.from(options.adminToken, "utf8");
 
   app.addHook("onRequest", async (request, reply) => {
-    const header = request.headers.authorization;
-    const match = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    if (match?.[1] === undefined) {
+    const token = bearerToken(request);
+    if (token === undefined) {
       reply.header("www-authenticate", 'Bearer realm="gateway-admin"');
       return sendAnswer(
         reply,
         problemAnswer("GW_ERR_UNAUTHORIZED", request.id, { detail: "send Authorization: Bearer <ADMIN_TOKEN>" }),
       );
     }
-    const given = Buffer.from(match[1], "utf8");
+    const given = Buffer.from(token, "utf8");
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return sendAnswer(reply, problemAnswer("GW_ERR_FORBIDDEN", request.id, { detail: "the token is not valid" }));
     }
   });
 
-  app.post<{ Params: { event_id: string }; Body: ReplayBody }>(
-    `${ADMIN_PATH}/events/:event_id/replay`,
-    { schema: { body: replayBodySchema } },
+  app.get<{ Querystring: ListQuery }>(
+    `${ADMIN_PATH}/events`,
+    { schema: { querystring: listQuerySchema } },
     async (request, reply) => {
-      const eventId = request.params.event_id;
-      if (!isValidEventId(eventId)) return notFound(request, reply, eventId);
+      const { status, sender, since, until, cursor } = request.query;
+      const limit = Number(request.query.limit ?? 50);
+      const before = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (cursor !== undefined && before === undefined) {
+        return sendAnswer(reply, problemAnswer("GW_ERR_BAD_REQUEST", request.id, { detail: "cursor is not valid" }));
+      }
+      const records = await register.page({
+        limit,
+        ...(status === undefined ? {} : { status }),
+        ...(sender === undefined ? {} : { sender }),
+        ...(since === undefined ? {} : { since: Date.parse(since) }),
+        ...(until === undefined ? {} : { until: Date.parse(until) }),
+        ...(before === undefined ? {} : { before }),
+      });
+      const last = records.at(-1);
+      const page = {
+        events: records.map((record) => ({ sender: record.sender, ...statusView(record) })),
+        next_cursor: records.length === limit && last !== undefined ? encodeCursor(last) : null,
+      };
+      return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
+    },
+  );
+
+  app.get<{ Params: { event_id: string }; Querystring: EventQuery }>(
+    `${ADMIN_PATH}/events/:event_id`,
+    { schema: { querystring: senderQuery } },
+    async (request, reply) => {
+      const record = await resolveEvent(request, reply, register);
+      if (record === undefined) return reply;
+      const [attempts, replays] = await Promise.all([
+        register.listAttempts(record.sender, record.eventId),
+        register.listReplays(record.sender, record.eventId),
+      ]);
+      const detail = {
+        sender: record.sender,
+        ...statusView(record),
+        status_url: statusUrl(record.eventId),
+        body: JSON.parse(record.body) as unknown,
+        fingerprint: record.fingerprint,
+        policy_version: record.policyVersion,
+        lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
+        response: record.response,
+        attempts: attempts.map(attemptView),
+        replays: replays.map((r) => ({
+          requested_by: r.requestedBy,
+          reason: r.reason,
+          forced: r.forced,
+          from_status: r.fromStatus,
+          requested_at: iso(r.requestedAt),
+        })),
+      };
+      return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(detail));
+    },
+  );
+
+  app.post<{ Params: { event_id: string }; Querystring: EventQuery; Body: ReplayBody }>(
+    `${ADMIN_PATH}/events/:event_id/replay`,
+    { schema: { body: replayBodySchema, querystring: senderQuery } },
+    async (request, reply) => {
+      const found = await resolveEvent(request, reply, register);
+      if (found === undefined) return reply;
+      const eventId = found.eventId;
       const result = await register.replay({
-        sender: DEFAULT_SENDER,
+        sender: found.sender,
         eventId,
         requestedBy: request.body.requested_by ?? "admin-api",
         reason: request.body.reason,
@@ -86,31 +179,81 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       request.log.warn(
         {
           event_id: eventId,
+          sender: found.sender,
           from_status: result.fromStatus,
           requested_by: request.body.requested_by,
           reason: request.body.reason,
         },
         "event replayed",
       );
-      deliverer.expedite(DEFAULT_SENDER, eventId);
-      return reply
-        .code(202)
-        .header("location", statusUrl(eventId))
-        .type(JSON_CONTENT_TYPE)
-        .send(
-          JSON.stringify({
-            ...statusView(result.record),
-            replayed_from: result.fromStatus,
-            status_url: statusUrl(eventId),
-          }),
-        );
+      deliverer.expedite(found.sender, eventId);
+      const view = {
+        sender: found.sender,
+        ...statusView(result.record),
+        replayed_from: result.fromStatus,
+        status_url: statusUrl(eventId),
+      };
+      return reply.code(202).header("location", statusUrl(eventId)).type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
     },
   );
 }
 
-function notFound(request: FastifyRequest, reply: FastifyReply, eventId: string) {
+/**
+ * Support staff know an event by its id alone. One sender's event is found
+ * directly; when several senders used the id, `?sender=` picks one (409 otherwise).
+ */
+async function resolveEvent(
+  request: FastifyRequest<{ Params: { event_id: string }; Querystring: EventQuery }>,
+  reply: FastifyReply,
+  register: EventRegister,
+): Promise<EventRecord | undefined> {
+  const eventId = request.params.event_id;
+  if (!isValidEventId(eventId)) {
+    notFound(request, reply, eventId);
+    return undefined;
+  }
+  const { sender } = request.query;
+  const candidates =
+    sender === undefined
+      ? await register.findByEventId(eventId)
+      : [await register.find(sender, eventId)].filter((r): r is EventRecord => r !== undefined);
+  if (candidates.length === 1) return candidates[0];
+  if (candidates.length === 0) {
+    notFound(request, reply, eventId);
+    return undefined;
+  }
+  const senders = candidates.map((c) => c.sender);
+  sendAnswer(
+    reply,
+    problemAnswer("GW_ERR_AMBIGUOUS_EVENT", request.id, {
+      detail: `senders ${senders.map((s) => `"${s}"`).join(", ")} each sent an event "${eventId}"; add ?sender=<one of them>`,
+      event_id: eventId,
+    }),
+  );
+  return undefined;
+}
+
+function notFound(request: FastifyRequest, reply: FastifyReply, eventId: string): FastifyReply {
   return sendAnswer(
     reply,
     problemAnswer("GW_ERR_NOT_FOUND", request.id, { detail: `no event with event_id "${eventId}"` }),
   );
+}
+
+function encodeCursor(record: EventRecord): string {
+  return Buffer.from(JSON.stringify([record.receivedAt, record.sender, record.eventId]), "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): PageCursor | undefined {
+  try {
+    const [receivedAt, sender, eventId] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    if (typeof receivedAt !== "number" || typeof sender !== "string" || typeof eventId !== "string") return undefined;
+    return { receivedAt, sender, eventId };
+  } catch {
+    return undefined;
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

@@ -43,6 +43,8 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX inbound_events_due ON inbound_events (next_attempt_at, received_at)
         WHERE status IN ('PROCESSING','FAILED_RETRYABLE');
       CREATE INDEX inbound_events_by_status ON inbound_events (status, updated_at);
+      CREATE INDEX inbound_events_by_received ON inbound_events (received_at, sender, event_id);
+      CREATE INDEX inbound_events_by_event_id ON inbound_events (event_id);
 
       CREATE TABLE delivery_attempts (
         id           INTEGER PRIMARY KEY,

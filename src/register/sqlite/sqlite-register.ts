@@ -12,6 +12,8 @@ import {
   type EventRegister,
   type Lease,
   type ListFilter,
+  type PageCursor,
+  type ReplayRecord,
   type ReplayRequest,
   type ReplayResult,
   type ReserveRequest,
@@ -59,6 +61,14 @@ interface AttemptRow {
   error_class: string | null;
   detail: string | null;
   applied: number | null;
+}
+
+interface ReplayRow {
+  requested_by: string;
+  reason: string;
+  forced: number;
+  from_status: string;
+  requested_at: number;
 }
 
 type Statement<R> = Database.Statement<unknown[], R>;
@@ -231,6 +241,36 @@ export class SqliteRegister implements EventRegister {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  async findByEventId(eventId: string): Promise<EventRecord[]> {
+    return storage(() => this.#sql.selectByEventId.all(eventId)).map(toRecord);
+  }
+
+  async listReplays(sender: string, eventId: string): Promise<ReplayRecord[]> {
+    return storage(() => this.#sql.selectReplays.all(sender, eventId)).map((row) => ({
+      requestedBy: row.requested_by,
+      reason: row.reason,
+      forced: row.forced === 1,
+      fromStatus: row.from_status,
+      requestedAt: row.requested_at,
+    }));
+  }
+
+  async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
+    const rows = storage(() =>
+      this.#sql.page.all({
+        sender: filter.sender ?? null,
+        status: filter.status ?? null,
+        since: filter.since ?? null,
+        until: filter.until ?? null,
+        limit: filter.limit,
+        beforeAt: filter.before?.receivedAt ?? null,
+        beforeSender: filter.before?.sender ?? "",
+        beforeId: filter.before?.eventId ?? "",
+      }),
+    );
+    return rows.map(toRecord);
+  }
+
   async listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]> {
     return storage(() => this.#sql.selectAttempts.all(sender, eventId)).map(toAttempt);
   }
@@ -246,6 +286,10 @@ export class SqliteRegister implements EventRegister {
       }),
     );
     return rows.map(toRecord);
+  }
+
+  async ping(): Promise<void> {
+    storage(() => this.#db.exec("BEGIN IMMEDIATE; ROLLBACK"));
   }
 
   /** What the connection really runs with, for diagnostics: pragmas fail silently on some file systems. */
@@ -333,6 +377,18 @@ function prepareStatements(db: Database.Database) {
     insertReplay: db.prepare(`
       INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
       VALUES (@sender, @eventId, @requestedBy, @reason, @forced, @fromStatus, @requestedAt)`),
+    selectByEventId: db.prepare(
+      "SELECT * FROM inbound_events WHERE event_id = ? ORDER BY sender",
+    ) as Statement<EventRow>,
+    selectReplays: db.prepare(`
+      SELECT requested_by, reason, forced, from_status, requested_at FROM event_replays
+       WHERE sender = ? AND event_id = ? ORDER BY id`) as Statement<ReplayRow>,
+    page: db.prepare(`
+      SELECT * FROM inbound_events
+       WHERE (@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
+         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
+         AND (@beforeAt IS NULL OR (received_at, sender, event_id) < (@beforeAt, @beforeSender, @beforeId))
+       ORDER BY received_at DESC, sender DESC, event_id DESC LIMIT @limit`) as Statement<EventRow>,
     list: db.prepare(`
       SELECT * FROM inbound_events
        WHERE (@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
