@@ -11,8 +11,10 @@ import { registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
 import { healthRoutes } from "./http/routes/health.ts";
+import { metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
+import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
 
 export interface AppDeps {
@@ -23,6 +25,7 @@ export interface AppDeps {
   adminToken: string | undefined;
   senders: readonly SenderEntry[];
   rateLimit: { max: number; windowMs: number };
+  metrics: GatewayMetrics;
   logger: Logger;
   bodyLimit: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
@@ -92,7 +95,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     now: deps.now,
     senders: deps.senders,
     rateLimit: deps.rateLimit,
+    metrics: deps.metrics,
   });
+  app.register(metricsRoutes, { metrics: deps.metrics });
   if (deps.adminToken !== undefined) {
     const { adminToken } = deps;
     app.register(adminRoutes, { register: deps.register, deliverer: deps.deliverer, adminToken, now: deps.now });

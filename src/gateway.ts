@@ -7,8 +7,11 @@ import { buildApp } from "./app.ts";
 import { ConfigError, type GatewayConfig } from "./config/load-config.ts";
 import { Deliverer } from "./delivery/deliverer.ts";
 import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
+import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
+import { EventStatus } from "./register/event-status.ts";
 import { SqliteRegister } from "./register/sqlite/sqlite-register.ts";
+import { Purger } from "./retention/purger.ts";
 
 /**
  * A delivery lease outlives the 1C deadline by a margin, so an attempt still
@@ -85,6 +88,24 @@ export function createDeliveryStack(
 export interface Gateway extends DeliveryStack {
   app: FastifyInstance;
   acceptor: OrderPaidAcceptor;
+  metrics: GatewayMetrics;
+}
+
+/** Counts what the deliverer does; reads the backlog from the register when scraped. */
+export function createMetrics(stack: DeliveryStack, now: () => number): GatewayMetrics {
+  const metrics = new GatewayMetrics({
+    backlog: () => stack.register.backlog(),
+    breakerState: () => stack.deliverer.breakerState,
+    now,
+  });
+  stack.deliverer.on("attempted", ({ outcome, durationMs, record }) => {
+    metrics.attempt(outcome, durationMs);
+    if (outcome !== "lease_lost" && record.status === EventStatus.FAILED_FINAL) {
+      metrics.failedFinal(record.lastErrorClass ?? "unknown");
+    }
+  });
+  stack.deliverer.on("ended", (record) => metrics.failedFinal(record.lastErrorClass ?? "unknown"));
+  return metrics;
 }
 
 /** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
@@ -100,6 +121,14 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
   const now = Date.now;
   const stack = createDeliveryStack(config, logger, now);
   const deliverer = config.deliverer ? stack.deliverer : undefined;
+  const metrics = createMetrics(stack, now);
+  const purger = new Purger({
+    register: stack.register,
+    now,
+    log: logger,
+    retentionMs: config.retentionMs,
+    intervalMs: config.purgeIntervalMs,
+  });
   const acceptor = new OrderPaidAcceptor(stack.register, deliverer, { syncWaitMs: config.syncWaitMs, now });
   const app = buildApp({
     acceptor,
@@ -111,15 +140,19 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     adminToken: config.adminToken,
     senders: config.senders,
     rateLimit: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+    metrics,
     now,
   });
-  app.addHook("onReady", async () => deliverer?.start());
+  app.addHook("onReady", async () => {
+    deliverer?.start();
+    purger.start();
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {
     // Stop taking requests first; then let running attempts write their outcome.
-    closing ??= app.close().then(stack.close);
+    closing ??= Promise.all([app.close(), purger.stop()]).then(stack.close);
     return closing;
   };
-  return { ...stack, app, acceptor, close };
+  return { ...stack, app, acceptor, metrics, close };
 }

@@ -1,12 +1,21 @@
 import { ConfigError } from "../config/load-config.ts";
 import { StorageUnavailableError } from "../register/port.ts";
 import { listCommand } from "./commands/list.ts";
+import { probeCommand } from "./commands/probe.ts";
+import { purgeCommand } from "./commands/purge.ts";
 import { replayCommand } from "./commands/replay.ts";
 import { statusCommand } from "./commands/status.ts";
 import { workerCommand } from "./commands/worker.ts";
 import { type CliContext, CliFailure, type Command, UsageError } from "./context.ts";
 
-const COMMANDS: readonly Command[] = [workerCommand, statusCommand, listCommand, replayCommand];
+const COMMANDS: readonly Command[] = [
+  workerCommand,
+  statusCommand,
+  listCommand,
+  replayCommand,
+  probeCommand,
+  purgeCommand,
+];
 
 export const USAGE = `Usage: gateway <command> [options]
 

@@ -8,7 +8,7 @@ import { CliFailure } from "./context.ts";
  * status, list and replay only touch the database: ONEC_URL is not needed
  * for them, so a placeholder stands in when it is unset.
  */
-const ONEC_URL_NOT_NEEDED = "http://unused.invalid";
+export const ONEC_URL_NOT_NEEDED = "http://unused.invalid";
 
 /**
  * Opens the gateway's register (DATABASE_URL), runs `use`, closes it.

@@ -37,6 +37,9 @@ export interface GatewayConfig {
   /** Requests per sender per window on the order routes; 0 turns the limit off. */
   readonly rateLimitMax: number;
   readonly rateLimitWindowMs: number;
+  /** Finished events older than this (since they finished) are purged; pending ones never are. */
+  readonly retentionMs: number;
+  readonly purgeIntervalMs: number;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -88,6 +91,12 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
     rateLimitMax: integer(env, "RATE_LIMIT_MAX", 600, 0, 1_000_000),
     rateLimitWindowMs: integer(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000, 3_600_000),
+    // A purged row is forgotten: a resend of its event_id becomes a new event, and only 1C's own
+    // Idempotency-Key register stands between it and a second order. So the row must outlive every
+    // sender's retry horizon (hours to a few days) and the weeks support needs to look an event up or
+    // replay a FAILED_FINAL one: 30 days by default, never under a day.
+    retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 3650) * 3_600_000,
+    purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
   });
 }
 

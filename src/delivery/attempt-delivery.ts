@@ -18,6 +18,7 @@ export interface AttemptResult {
   record: EventRecord;
   outcome: OnecOutcome;
   leaseLost: boolean;
+  durationMs: number;
 }
 
 /** Unique across senders, since 1C keeps one register for all of them. */
@@ -53,10 +54,12 @@ export async function attemptDelivery(deps: AttemptDeps, claim: Claim): Promise<
     report,
     finishedAt,
   );
-  if (settled !== undefined) return { record: settled, outcome, leaseLost: false };
+  const { durationMs } = report;
+  if (settled !== undefined) return { record: settled, outcome, leaseLost: false, durationMs };
   // A newer claim owns the event now (our lease expired): its result stands.
   log.warn({ lease_token: lease.token }, "delivery lease lost; outcome kept in the attempt history only");
-  return { record: (await deps.register.find(record.sender, record.eventId)) ?? record, outcome, leaseLost: true };
+  const current = (await deps.register.find(record.sender, record.eventId)) ?? record;
+  return { record: current, outcome, leaseLost: true, durationMs };
 }
 
 function reportOf(outcome: OnecOutcome, startedAt: number, durationMs: number): AttemptReport {

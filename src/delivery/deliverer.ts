@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
+import type { OnecOutcome } from "../onec/outcome.ts";
 import type { Claim, EventRecord } from "../register/port.ts";
 import { type AttemptDeps, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
@@ -16,8 +17,19 @@ export interface DelivererOptions {
   breaker: BreakerOptions;
 }
 
+export interface AttemptNotice {
+  /** What 1C's answer came to, or lease_lost when a newer claim had taken the event over. */
+  outcome: OnecOutcome["kind"] | "lease_lost";
+  durationMs: number;
+  record: EventRecord;
+}
+
 export interface DelivererEvents {
+  /** An event's state changed: after an attempt, or when it was ended at claim time. */
   settled: [record: EventRecord];
+  attempted: [notice: AttemptNotice];
+  /** Ended without an attempt (crash loop, budget spent). */
+  ended: [record: EventRecord];
 }
 
 /**
@@ -147,6 +159,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
         `event stopped: ${record.lastError}`,
       );
+      this.emit("ended", record);
       this.emit("settled", record);
     }
     for (const claim of batch.claimed) this.#start(claim);
@@ -156,9 +169,10 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   #start(claim: Claim): void {
     this.#breaker.onStart();
     const running: Promise<void> = attemptDelivery(this.#deps, claim)
-      .then(({ record, outcome }) => {
+      .then(({ record, outcome, leaseLost, durationMs }) => {
         if (outcome.kind === "retryable" || outcome.kind === "unauthorized") this.#recordFailure();
         else this.#breaker.onSuccess();
+        this.emit("attempted", { outcome: leaseLost ? "lease_lost" : outcome.kind, durationMs, record });
         this.emit("settled", record);
       })
       .catch((error: unknown) => {

@@ -39,25 +39,34 @@ export function registerProblemHandler(app: FastifyInstance): void {
   );
 }
 
+/** Which catalogue entry an error leaving a handler stands for. */
+export function problemCodeFor(error: Error): ProblemCode {
+  if (error instanceof GatewayProblem) return error.code;
+  if (error instanceof StorageUnavailableError) return "GW_ERR_STORAGE_UNAVAILABLE";
+  const fastifyCode = (error as FastifyError).code;
+  const mapped = fastifyCode === undefined ? undefined : FASTIFY_CODES[fastifyCode];
+  if (mapped !== undefined) return mapped;
+  const statusCode = (error as FastifyError).statusCode;
+  return statusCode !== undefined && statusCode >= 400 && statusCode < 500 ? "GW_ERR_BAD_REQUEST" : "GW_ERR_INTERNAL";
+}
+
 function answerForError(error: Error, request: FastifyRequest): Answer {
   const correlationId = request.id;
+  const code = problemCodeFor(error);
   if (error instanceof GatewayProblem) {
-    return problemAnswer(error.code, correlationId, { detail: error.detail, ...error.extras });
+    return problemAnswer(code, correlationId, { detail: error.detail, ...error.extras });
   }
-  if (error instanceof StorageUnavailableError) {
-    return problemAnswer("GW_ERR_STORAGE_UNAVAILABLE", correlationId, {
-      detail: "the event register is unavailable; nothing was recorded, retry with the same event_id",
-      retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
-    });
+  switch (code) {
+    case "GW_ERR_STORAGE_UNAVAILABLE":
+      return problemAnswer(code, correlationId, {
+        detail: "the event register is unavailable; nothing was recorded, retry with the same event_id",
+        retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
+      });
+    case "GW_ERR_INTERNAL":
+      return problemAnswer(code, correlationId, {
+        detail: "an unexpected error; it is logged under this correlation_id",
+      });
+    default:
+      return problemAnswer(code, correlationId, { detail: error.message });
   }
-  const code = (error as FastifyError).code;
-  const mapped = code === undefined ? undefined : FASTIFY_CODES[code];
-  if (mapped !== undefined) return problemAnswer(mapped, correlationId, { detail: error.message });
-  const statusCode = (error as FastifyError).statusCode;
-  if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
-    return problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: error.message });
-  }
-  return problemAnswer("GW_ERR_INTERNAL", correlationId, {
-    detail: "an unexpected error; it is logged under this correlation_id",
-  });
 }

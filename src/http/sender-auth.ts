@@ -36,7 +36,7 @@ export function senderOf(token: string, senders: readonly SenderEntry[]): string
  * An onRequest hook: runs before the body is read, so an unauthenticated
  * request costs no parsing and records nothing. Tokens are never logged.
  */
-export function authenticateSender(senders: readonly SenderEntry[]) {
+export function authenticateSender(senders: readonly SenderEntry[], onRefused: () => void = () => {}) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (senders.length === 0) {
       request.sender = DEFAULT_SENDER;
@@ -48,6 +48,7 @@ export function authenticateSender(senders: readonly SenderEntry[]) {
       request.sender = sender;
       return undefined;
     }
+    onRefused();
     reply.header("www-authenticate", 'Bearer realm="order-gateway"');
     return sendAnswer(
       reply,

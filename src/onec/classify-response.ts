@@ -4,6 +4,13 @@ import type { OnecOutcome } from "./outcome.ts";
  * Maps 1C's answer to an outcome. Pure; the HTTP call lives in client.ts.
  * Anything 1C did not clearly finish is retryable: the key makes a resend safe.
  */
+const FINAL_REFUSALS: Readonly<Record<number, string>> = {
+  400: "BAD_REQUEST",
+  413: "TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  422: "REJECTED",
+};
+
 export function classifyResponse(httpStatus: number, bodyText: string, retryAfter: string | undefined): OnecOutcome {
   if (httpStatus === 200 || httpStatus === 201) {
     const order = readOrder(bodyText);
@@ -17,12 +24,14 @@ export function classifyResponse(httpStatus: number, bodyText: string, retryAfte
     }
     return { kind: "delivered", httpStatus, order };
   }
-  if (httpStatus === 422 || httpStatus === 400) {
+  // The same bytes will get the same refusal: retrying a malformed, oversized or refused event cannot help.
+  const refusal = FINAL_REFUSALS[httpStatus];
+  if (refusal !== undefined) {
     const error = readError(bodyText);
     return {
       kind: "rejected",
       httpStatus,
-      code: error?.code ?? (httpStatus === 400 ? "BAD_REQUEST" : "REJECTED"),
+      code: error?.code ?? refusal,
       message: error?.message ?? excerpt(bodyText),
     };
   }

@@ -41,6 +41,19 @@ export interface EventRegister {
   /** Newest first, keyset-paginated: for people browsing. */
   page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]>;
 
+  /**
+   * Deletes at most `batchSize` finished events (SUCCEEDED, FAILED_FINAL) last
+   * updated before `olderThan`, with their attempts and replays, in one short
+   * write transaction; returns how many events went. Pending events are never
+   * touched. A purged event is forgotten: a resend of its event_id is new.
+   */
+  purgeFinished(request: PurgeRequest): Promise<number>;
+  /** How many events purgeFinished would take, all batches together: for a dry run. */
+  countFinished(request: { olderThan: number }): Promise<number>;
+
+  /** What monitoring needs, in one read: the pending backlog, its oldest event, and the dead letters. */
+  backlog(): Promise<Backlog>;
+
   /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
   ping(): Promise<void>;
 
@@ -161,12 +174,24 @@ export type ReplayResult =
   | { result: "not_found" }
   | { result: "refused"; reason: "succeeded" | "in_flight"; record: EventRecord };
 
+export interface Backlog {
+  pending: number;
+  oldestPendingReceivedAt: number | null;
+  failedFinal: number;
+}
+
 export interface ReplayRecord {
   requestedBy: string;
   reason: string;
   forced: boolean;
   fromStatus: string;
   requestedAt: number;
+}
+
+export interface PurgeRequest {
+  /** updated_at bound, exclusive, epoch ms: when the event finished (or was last replayed). */
+  olderThan: number;
+  batchSize: number;
 }
 
 /** Where a page ended: the next page starts strictly before this event. */

@@ -7,7 +7,7 @@ describe("gateway usage", { timeout: 60_000 }, () => {
     const tool = gateway(["--help"], {});
     expect(tool.status).toBe(0);
     expect(tool.stdout).toMatch(/^Usage: gateway <command>/);
-    for (const command of ["worker", "status", "list", "replay"]) {
+    for (const command of ["worker", "status", "list", "replay", "probe"]) {
       const help = gateway([command, "--help"], {});
       expect(help.status).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: gateway ${command}`));

@@ -59,3 +59,13 @@ describe("classifyResponse", () => {
     expect(parseRetryAfter("soon", now)).toBeUndefined();
   });
 });
+
+describe("classifyResponse: refusals that a resend cannot fix", () => {
+  it.each([
+    [413, "TOO_LARGE"],
+    [415, "UNSUPPORTED_MEDIA_TYPE"],
+    [400, "BAD_REQUEST"],
+  ])("reads %i as a final rejection", (status, code) => {
+    expect(classifyResponse(status, "", undefined)).toMatchObject({ kind: "rejected", httpStatus: status, code });
+  });
+});

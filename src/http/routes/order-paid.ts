@@ -5,10 +5,19 @@ import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
 import type { SenderEntry } from "../../config/senders.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
+import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { DEFAULT_SENDER } from "../../register/senders.ts";
-import { answerFor, attemptView, JSON_CONTENT_TYPE, ORDERS_PAID_PATH, problemAnswer, statusView } from "../answers.ts";
-import { sendAnswer } from "../problem-handler.ts";
+import {
+  type AcceptResult,
+  answerFor,
+  attemptView,
+  JSON_CONTENT_TYPE,
+  ORDERS_PAID_PATH,
+  problemAnswer,
+  statusView,
+} from "../answers.ts";
+import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
 
 export interface OrderPaidRoutesOptions {
@@ -18,14 +27,28 @@ export interface OrderPaidRoutesOptions {
   /** Empty: anonymous traffic, all of it the sender `default`. */
   senders: readonly SenderEntry[];
   rateLimit: { max: number; windowMs: number };
+  metrics: GatewayMetrics;
+}
+
+function countAnswer(metrics: GatewayMetrics, sender: string, result: AcceptResult, status: number): void {
+  if (result.kind === "conflict") metrics.conflict(sender);
+  else if (result.firstAnswer) metrics.accepted(sender);
+  else metrics.replayed(sender, status);
 }
 
 /** The senders' routes: each request authenticated, rate-limited and scoped to its sender. */
 export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
-  const { acceptor, register, now } = options;
+  const { acceptor, register, now, metrics } = options;
 
   app.decorateRequest("sender", DEFAULT_SENDER);
-  app.addHook("onRequest", authenticateSender(options.senders));
+  app.addHook(
+    "onRequest",
+    authenticateSender(options.senders, () => metrics.rejected("-", "GW_ERR_UNAUTHORIZED")),
+  );
+  // Refusals that leave through the error handler: unreadable bodies, rate limit, storage down.
+  app.addHook("onError", async (request, _reply, error) => {
+    if (request.method === "POST") metrics.rejected(request.sender, problemCodeFor(error));
+  });
   if (options.rateLimit.max > 0) {
     // Registered inside this plugin, so health, metrics and docs are never counted.
     await app.register(rateLimit, {
@@ -43,6 +66,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
 
   app.post(ORDERS_PAID_PATH, async (request, reply) => {
     if (request.body === undefined) {
+      metrics.rejected(request.sender, "GW_ERR_UNSUPPORTED_MEDIA_TYPE");
       return sendAnswer(
         reply,
         problemAnswer("GW_ERR_UNSUPPORTED_MEDIA_TYPE", request.id, {
@@ -53,6 +77,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     const admission = admitOrderPaid(request.body, request.headers["idempotency-key"]);
     if (!admission.ok) {
       request.log.info({ event_id: admission.eventId, problem: admission.code }, "event refused before recording");
+      metrics.rejected(request.sender, admission.code);
       const extras = admission.errors === undefined ? {} : { errors: admission.errors };
       const eventId = admission.eventId === undefined ? {} : { event_id: admission.eventId };
       return sendAnswer(
@@ -68,6 +93,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
       correlationId: request.id,
     });
     const answer = answerFor(result, request.id, now());
+    countAnswer(metrics, request.sender, result, answer.status);
     request.log.info(
       { event_id: eventId, sender: request.sender, status: result.record.status, answer: answer.status },
       "order-paid answered",

@@ -76,6 +76,8 @@ export const migrations: readonly Migration[] = [
         requested_at INTEGER NOT NULL,
         FOREIGN KEY (sender, event_id) REFERENCES inbound_events (sender, event_id) ON DELETE CASCADE
       ) STRICT;
+      -- The purge's cascade and the replay history look replays up by event.
+      CREATE INDEX event_replays_by_event ON event_replays (sender, event_id);
     `,
   },
 ];

@@ -5,6 +5,7 @@ import { EventStatus } from "../event-status.ts";
 import {
   type AttemptRecord,
   type AttemptReport,
+  type Backlog,
   type Claim,
   type ClaimBatch,
   type ClaimRequest,
@@ -13,6 +14,7 @@ import {
   type Lease,
   type ListFilter,
   type PageCursor,
+  type PurgeRequest,
   type ReplayRecord,
   type ReplayRequest,
   type ReplayResult,
@@ -80,6 +82,9 @@ export interface SqliteRegisterOptions {
 
 const PENDING = `status IN ('PROCESSING','FAILED_RETRYABLE')`;
 const DUE = `${PENDING} AND (lease_until IS NULL OR lease_until <= @now) AND next_attempt_at <= @now`;
+// Named index: a statement the planner cannot serve from it fails to prepare instead of scanning the table.
+const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status
+  WHERE status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < @olderThan`;
 
 /**
  * The only place that speaks SQL to SQLite. One connection per process;
@@ -99,6 +104,7 @@ export class SqliteRegister implements EventRegister {
     now: number,
   ) => EventRow | undefined;
   readonly #replayTx: (request: ReplayRequest) => ReplayResult;
+  readonly #purgeTx: (request: PurgeRequest) => number;
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -212,6 +218,12 @@ export class SqliteRegister implements EventRegister {
           return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
         })
         .immediate(request);
+
+    // Attempts and replays go by ON DELETE CASCADE; `changes` counts only the events themselves.
+    this.#purgeTx = (request) =>
+      this.#db
+        .transaction((r: PurgeRequest): number => sql.purge.run({ olderThan: r.olderThan, limit: r.batchSize }).changes)
+        .immediate(request);
   }
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
@@ -286,6 +298,23 @@ export class SqliteRegister implements EventRegister {
       }),
     );
     return rows.map(toRecord);
+  }
+
+  async purgeFinished(request: PurgeRequest): Promise<number> {
+    return storage(() => this.#purgeTx(request));
+  }
+
+  async countFinished(request: { olderThan: number }): Promise<number> {
+    return storage(() => this.#sql.countFinished.get({ olderThan: request.olderThan })?.count ?? 0);
+  }
+
+  async backlog(): Promise<Backlog> {
+    const row = storage(() => this.#sql.backlog.get());
+    return {
+      pending: row?.pending ?? 0,
+      oldestPendingReceivedAt: row?.oldest ?? null,
+      failedFinal: row?.failed_final ?? 0,
+    };
   }
 
   async ping(): Promise<void> {
@@ -377,6 +406,14 @@ function prepareStatements(db: Database.Database) {
     insertReplay: db.prepare(`
       INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
       VALUES (@sender, @eventId, @requestedBy, @reason, @forced, @fromStatus, @requestedAt)`),
+    backlog: db.prepare(`
+      SELECT (SELECT count(*) FROM inbound_events WHERE ${PENDING}) AS pending,
+             (SELECT min(received_at) FROM inbound_events WHERE ${PENDING}) AS oldest,
+             (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS failed_final`) as Statement<{
+      pending: number;
+      oldest: number | null;
+      failed_final: number;
+    }>,
     selectByEventId: db.prepare(
       "SELECT * FROM inbound_events WHERE event_id = ? ORDER BY sender",
     ) as Statement<EventRow>,
@@ -394,6 +431,10 @@ function prepareStatements(db: Database.Database) {
        WHERE (@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
          AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
        ORDER BY received_at, event_id LIMIT @limit`) as Statement<EventRow>,
+    // SQLite's DELETE … LIMIT needs a compile-time flag; a rowid subquery works everywhere.
+    purge: db.prepare(`
+      DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${FINISHED_BEFORE} LIMIT @limit)`),
+    countFinished: db.prepare(`SELECT count(*) AS count FROM ${FINISHED_BEFORE}`) as Statement<{ count: number }>,
   };
 }
 

@@ -1,0 +1,83 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "../../config/load-config.ts";
+import type { EventRegister } from "../../register/port.ts";
+import { DEFAULT_PURGE_BATCH_SIZE, purgeInBatches } from "../../retention/purger.ts";
+import { integerOption, noPositionals, parsing } from "../args.ts";
+import type { CliContext, Command } from "../context.ts";
+import { iso } from "../format.ts";
+import { ONEC_URL_NOT_NEEDED, withRegister } from "../open-register.ts";
+
+const HOUR_MS = 3_600_000;
+/** The same floor as RETENTION_HOURS: a younger row still guards against a sender's retries. */
+const MIN_HOURS = 24;
+const MAX_HOURS = 24 * 3650;
+const MAX_BATCH_SIZE = 10_000;
+
+export interface PurgeOptions {
+  olderThanHours: number;
+  batchSize: number;
+  dryRun: boolean;
+}
+
+/** Removes finished events last updated more than `olderThanHours` ago; pending ones stay. */
+export async function purgeEvents(options: PurgeOptions, register: EventRegister, io: CliContext): Promise<number> {
+  const olderThan = io.now() - options.olderThanHours * HOUR_MS;
+  if (options.dryRun) {
+    const count = await register.countFinished({ olderThan });
+    io.out(`would purge ${count} finished events older than ${iso(olderThan)} (dry run: nothing deleted)`);
+    return 0;
+  }
+  const purged = await purgeInBatches(register, { olderThan, batchSize: options.batchSize });
+  io.out(`purged ${purged} finished events older than ${iso(olderThan)}`);
+  return 0;
+}
+
+export const purgeCommand: Command = {
+  name: "purge",
+  synopsis: "purge [--older-than-hours N]",
+  summary: "delete old finished events (SUCCEEDED, FAILED_FINAL)",
+  help: `Usage: gateway purge [--older-than-hours N] [--batch-size N] [--dry-run]
+
+Deletes SUCCEEDED and FAILED_FINAL events that finished (or were last
+replayed) more than N hours ago, with their attempts and replay audit rows.
+Pending events (PROCESSING, FAILED_RETRYABLE) are never deleted. A running
+gateway does the same every PURGE_INTERVAL_MS on its own.
+
+A purged event is forgotten: if its sender sends the event_id again, it is
+accepted as a new event and only 1C's own idempotency check stops a second order.
+
+Options:
+  --older-than-hours N  age limit (default RETENTION_HOURS, 720 = 30 days;
+                        at least ${MIN_HOURS})
+  --batch-size N        events per transaction (default ${DEFAULT_PURGE_BATCH_SIZE}, up to ${MAX_BATCH_SIZE})
+  --dry-run             count what would be deleted, delete nothing
+
+Reads DATABASE_URL; ONEC_URL is not needed.`,
+  async run(argv, context) {
+    const { values, positionals } = parsing(() =>
+      parseArgs({
+        args: argv,
+        options: {
+          "older-than-hours": { type: "string" },
+          "batch-size": { type: "string" },
+          "dry-run": { type: "boolean", default: false },
+        },
+        allowPositionals: true,
+      }),
+    );
+    noPositionals(positionals);
+    const retentionHours = loadConfig(context.env, { onecUrl: ONEC_URL_NOT_NEEDED }).retentionMs / HOUR_MS;
+    const options: PurgeOptions = {
+      olderThanHours: integerOption(
+        "older-than-hours",
+        values["older-than-hours"],
+        retentionHours,
+        MIN_HOURS,
+        MAX_HOURS,
+      ),
+      batchSize: integerOption("batch-size", values["batch-size"], DEFAULT_PURGE_BATCH_SIZE, 1, MAX_BATCH_SIZE),
+      dryRun: values["dry-run"],
+    };
+    return withRegister(context.env, (register) => purgeEvents(options, register, context));
+  },
+};

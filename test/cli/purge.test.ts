@@ -1,0 +1,112 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EventStatus } from "../../src/register/event-status.ts";
+import { gateway, TestDatabase } from "./cli-support.ts";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+describe("gateway purge", { timeout: 60_000 }, () => {
+  let db: TestDatabase;
+
+  beforeEach(() => {
+    db = new TestDatabase();
+  });
+  afterEach(async () => {
+    await db.remove();
+  });
+
+  /** An event received and finished `age` ms ago (the CLI's clock is the real one). */
+  async function finished(eventId: string, status: "SUCCEEDED" | "FAILED_FINAL", age: number): Promise<string> {
+    const at = Date.now() - age;
+    await reserve(eventId, at);
+    const batch = await db.register.claim({
+      owner: "test",
+      now: at,
+      leaseMs: 1000,
+      limit: 1,
+      only: { sender: "default", eventId },
+      decide: () => ({ go: true }),
+    });
+    const lease = batch.claimed[0]?.lease;
+    if (lease === undefined) throw new Error(`could not claim ${eventId}`);
+    await db.register.settle(
+      lease,
+      status === EventStatus.SUCCEEDED
+        ? { status, order: { id: "o-1", number: "ORD-1" }, response: { status: 201, body: "{}" } }
+        : { status, error: "1C refused", errorClass: "onec_rejected", response: { status: 422, body: "{}" } },
+      { startedAt: at, durationMs: 1, outcome: "x" },
+      at,
+    );
+    return eventId;
+  }
+
+  async function reserve(eventId: string, at: number): Promise<void> {
+    await db.register.reserve({
+      sender: "default",
+      eventId,
+      fingerprint: `fp-${eventId}`,
+      policyVersion: "test",
+      body: "{}",
+      correlationId: `c-${eventId}`,
+      now: at,
+    });
+  }
+
+  async function survivors(ids: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(ids.map((id) => db.find(id)));
+    return found.flatMap((record) => (record === undefined ? [] : [record.eventId]));
+  }
+
+  async function fill(): Promise<string[]> {
+    const ids = [
+      await finished("old-succeeded", "SUCCEEDED", 40 * DAY),
+      await finished("old-final", "FAILED_FINAL", 40 * DAY),
+      await finished("three-days", "SUCCEEDED", 3 * DAY),
+      await finished("young", "SUCCEEDED", HOUR),
+    ];
+    await reserve("old-pending", Date.now() - 40 * DAY);
+    ids.push("old-pending");
+    await db.close();
+    return ids;
+  }
+
+  it("removes finished events older than RETENTION_HOURS (30 days by default) and keeps the rest", async () => {
+    const ids = await fill();
+    const before = Date.now();
+    const run = gateway(["purge"], db.env);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const match = /^purged 2 finished events older than (\S+Z)$/.exec(run.stdout.trim());
+    const cutoff = Date.parse(match?.[1] ?? "");
+    expect(cutoff).toBeGreaterThanOrEqual(before - 30 * DAY);
+    expect(cutoff).toBeLessThan(Date.now() - 30 * DAY);
+    expect(await survivors(ids)).toEqual(["three-days", "young", "old-pending"]);
+  });
+
+  it("takes --older-than-hours and --batch-size over RETENTION_HOURS", async () => {
+    const ids = await fill();
+    const run = gateway(["purge", "--older-than-hours", "48", "--batch-size", "1"], {
+      ...db.env,
+      RETENTION_HOURS: "2400",
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^purged 3 finished events older than /);
+    expect(await survivors(ids)).toEqual(["young", "old-pending"]);
+  });
+
+  it("--dry-run counts what would go and changes nothing", async () => {
+    const ids = await fill();
+    const run = gateway(["purge", "--dry-run"], db.env);
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim()).toMatch(/^would purge 2 finished events older than \S+Z \(dry run: nothing deleted\)$/);
+    expect(await survivors(ids)).toEqual(ids);
+  });
+
+  it("refuses an age under a day, exit 2", async () => {
+    await db.close();
+    const run = gateway(["purge", "--older-than-hours", "1"], db.env);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/--older-than-hours must be a whole number from 24 to/);
+    expect(run.stderr).toMatch(/Usage: gateway purge/);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * The gateway side of the 1C contract: OnecClient sends the contract's event
+ * POSTs to the emulator, and the outcome classifyResponse gives each answer
+ * must mean what the case's expected status means. If the client and the
+ * contract disagree (a 409 read as retryable, a 200 without the order...), this fails.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OnecClient } from "../../src/onec/client.ts";
+import { type ContractCase, loadContract } from "../../src/onec/contract/cases.ts";
+import { checkValue } from "../../src/onec/contract/compare.ts";
+import { getPath } from "../../src/onec/contract/json-path.ts";
+import { ContractSession, type PreparedRequest } from "../../src/onec/contract/run-contract.ts";
+import type { OnecOutcome } from "../../src/onec/outcome.ts";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { EXAMPLE_SKUS } from "./support.ts";
+
+const ORDERS_PAID = "/v1/orders/paid";
+/** What OnecClient always puts on the wire. */
+const CLIENT_CONTENT_TYPE = "application/json; charset=utf-8";
+
+/** What an expected status means for the gateway: the outcome kind it must come to. */
+function outcomeKindFor(status: number): OnecOutcome["kind"] {
+  if (status === 200 || status === 201) return "delivered";
+  if (status === 409) return "conflict";
+  if (status === 400 || status === 422) return "rejected";
+  if (status === 401 || status === 403) return "unauthorized";
+  if (status === 503 || status === 429 || status >= 500) return "retryable";
+  throw new Error(`the contract gives no outcome for status ${status}: extend outcomeKindFor`);
+}
+
+/**
+ * The client can only send a request with a key and a JSON content type: a case
+ * that leaves the key out or declares text is about 1C's checks, not the client's.
+ */
+function clientCanSend(request: PreparedRequest): boolean {
+  return (
+    request.method === "POST" &&
+    request.path === ORDERS_PAID &&
+    request.headers["idempotency-key"] !== undefined &&
+    request.headers["content-type"] === CLIENT_CONTENT_TYPE
+  );
+}
+
+/** The answer as the client saw it, for later cases' {{case.body.…}} references. */
+function answerText(outcome: OnecOutcome): string {
+  if (outcome.kind === "delivered") return JSON.stringify({ order: outcome.order });
+  if (outcome.kind === "rejected") return JSON.stringify({ error: { code: outcome.code, message: outcome.message } });
+  return "{}";
+}
+
+describe("OnecClient and the 1C contract agree", () => {
+  let emulator: OnecEmulator;
+  let client: OnecClient;
+
+  beforeEach(async () => {
+    emulator = await startOnecEmulator({ faults: { knownSkus: [...EXAMPLE_SKUS] } });
+    client = new OnecClient({ baseUrl: emulator.url, timeoutMs: 5_000 });
+  });
+  afterEach(async () => {
+    await client.close();
+    await emulator.close();
+  });
+
+  async function send(request: PreparedRequest): Promise<OnecOutcome> {
+    const key = request.headers["idempotency-key"];
+    if (key === undefined) throw new Error("no idempotency key to send");
+    return client.sendOrderPaid({
+      idempotencyKey: key,
+      body: request.body ?? "",
+      correlationId: request.headers["x-correlation-id"] ?? "client-contract",
+    });
+  }
+
+  it("gives each event POST of the contract the outcome its expected status means", async () => {
+    const session = new ContractSession();
+    const sent: string[] = [];
+    const skipped: string[] = [];
+    for (const contractCase of loadContract()) {
+      const { request, expect: expected } = session.prepare(contractCase);
+      if (!clientCanSend(request)) {
+        skipped.push(contractCase.name);
+        continue;
+      }
+      const outcome = await send(request);
+      session.record(contractCase.name, {
+        status: outcome.httpStatus ?? 0,
+        headers: {},
+        bodyText: answerText(outcome),
+      });
+      sent.push(contractCase.name);
+
+      const where = `${contractCase.name}: ${JSON.stringify(outcome)}`;
+      expect(outcome.kind, where).toBe(outcomeKindFor(expected.status));
+      expect(outcome.httpStatus, where).toBe(expected.status);
+      // The values the case pins and the outcome carries (a repeat's order, a rejection's code) are the ones
+      // the client read. A conflict carries no code: 409 alone means EVENT_ID_REUSED to the gateway.
+      for (const [path, expectation] of Object.entries(expected.body)) {
+        if (outcome.kind === "delivered" && path.startsWith("order.")) {
+          expect(checkValue(expectation, getPath({ order: outcome.order }, path)), `${where}: ${path}`).toBeUndefined();
+        }
+        if (outcome.kind === "rejected" && path === "error.code") {
+          expect(checkValue(expectation, outcome.code), `${where}: ${path}`).toBeUndefined();
+        }
+      }
+    }
+    // Listed so a new case cannot drop out of this check unnoticed.
+    expect(sent).toEqual([
+      "first-delivery",
+      "repeat",
+      "repeat-without-correlation-id",
+      "reused-key-other-body",
+      "unknown-article",
+      "malformed-json",
+    ]);
+    expect(skipped).toEqual([
+      "missing-idempotency-key",
+      "not-json-content-type",
+      "status-of-delivered",
+      "status-of-unknown",
+    ]);
+    expect(emulator.orders()).toHaveLength(1);
+  });
+
+  it("the repeat is delivered with the first delivery's order, not a new one", async () => {
+    const session = new ContractSession();
+    const first = caseNamed("first-delivery");
+    const repeat = caseNamed("repeat");
+    const firstOutcome = await send(session.prepareRequest(first));
+    const repeatOutcome = await send(session.prepareRequest(repeat));
+    expect(firstOutcome).toMatchObject({ kind: "delivered", httpStatus: 201 });
+    expect(repeatOutcome).toEqual({
+      kind: "delivered",
+      httpStatus: 200,
+      order: firstOutcome.kind === "delivered" ? firstOutcome.order : undefined,
+    });
+  });
+
+  it("a 1C that is unavailable (503 + Retry-After) is retryable, after the time it asks for", async () => {
+    emulator.setFaults({ unavailable: true, retryAfterSeconds: 7 });
+    const outcome = await send(new ContractSession().prepareRequest(caseNamed("first-delivery")));
+    expect(outcome.kind).toBe(outcomeKindFor(503));
+    expect(outcome).toMatchObject({ httpStatus: 503, retryAfterMs: 7_000 });
+    expect(emulator.orders()).toHaveLength(0);
+  });
+});
+
+function caseNamed(name: string): ContractCase {
+  const found = loadContract().find((c) => c.name === name);
+  if (found === undefined) throw new Error(`no contract case "${name}"`);
+  return found;
+}

@@ -1,0 +1,66 @@
+/**
+ * The emulator side of the 1C contract: every case in cases.json, in order,
+ * against the emulator the gateway's own tests rely on.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadContract } from "../../src/onec/contract/cases.ts";
+import { runContract } from "../../src/onec/contract/run-contract.ts";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { EXAMPLE_SKUS } from "./support.ts";
+
+describe("the emulator keeps the 1C contract", () => {
+  let emulator: OnecEmulator;
+
+  beforeEach(async () => {
+    emulator = await startOnecEmulator({ faults: { knownSkus: [...EXAMPLE_SKUS] } });
+  });
+  afterEach(async () => {
+    await emulator.close();
+  });
+
+  it("covers what the contract promises", () => {
+    expect(loadContract().map((c) => c.name)).toEqual([
+      "first-delivery",
+      "repeat",
+      "repeat-without-correlation-id",
+      "reused-key-other-body",
+      "unknown-article",
+      "malformed-json",
+      "missing-idempotency-key",
+      "not-json-content-type",
+      "status-of-delivered",
+      "status-of-unknown",
+    ]);
+  });
+
+  it("passes every case", async () => {
+    const results = await runContract({ baseUrl: emulator.url });
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(results).toHaveLength(loadContract().length);
+    expect(results[0]).toMatchObject({ case: "first-delivery", expected: "201 order", actual: "201 order ORD-000001" });
+  });
+
+  it("creates exactly one order per run, under the run's own key, so runs never collide", async () => {
+    const first = await runContract({ baseUrl: emulator.url, run: "run-a" });
+    const second = await runContract({ baseUrl: emulator.url, run: "run-b" });
+    expect([...first, ...second].filter((r) => !r.ok)).toEqual([]);
+    expect(emulator.orders().map((o) => o.key)).toEqual(["contract-run-a", "contract-run-b"]);
+  });
+
+  it("with Basic auth on the emulator, passes given the credentials and fails every case without them", async () => {
+    const secured = await startOnecEmulator({
+      user: "exchange",
+      password: "s3cret",
+      faults: { knownSkus: [...EXAMPLE_SKUS] },
+    });
+    try {
+      const withCredentials = await runContract({ baseUrl: secured.url, user: "exchange", password: "s3cret" });
+      expect(withCredentials.filter((r) => !r.ok)).toEqual([]);
+      const without = await runContract({ baseUrl: `${secured.url}/` });
+      expect(without.every((r) => !r.ok)).toBe(true);
+      expect(without[0]).toMatchObject({ case: "first-delivery", actual: "401 UNAUTHORIZED" });
+    } finally {
+      await secured.close();
+    }
+  });
+});

@@ -1,0 +1,275 @@
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import Database from "better-sqlite3";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { EventStatus } from "../../src/register/event-status.ts";
+import type { Lease, Settlement } from "../../src/register/port.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { Purger } from "../../src/retention/purger.ts";
+import { T0 } from "../support/records.ts";
+import { tempDir } from "../support/temp.ts";
+
+const DAY = 86_400_000;
+const RETENTION = 30 * DAY;
+const NOW = T0 + 60 * DAY;
+const CUTOFF = NOW - RETENTION;
+/** Finished well before the cut-off. */
+const OLD = T0;
+/** Finished after it. */
+const YOUNG = NOW - DAY;
+
+const SUCCEEDED: Settlement = {
+  status: EventStatus.SUCCEEDED,
+  order: { id: "o-1", number: "ORD-1" },
+  response: { status: 201, body: "{}" },
+};
+const FAILED_FINAL: Settlement = {
+  status: EventStatus.FAILED_FINAL,
+  error: "1C refused: unknown SKU",
+  errorClass: "onec_rejected",
+  response: { status: 422, body: "{}" },
+};
+const retryable = (at: number): Settlement => ({
+  status: EventStatus.FAILED_RETRYABLE,
+  error: "http_503: busy",
+  errorClass: "http_503",
+  nextAttemptAt: at + 60_000,
+  charged: true,
+});
+
+describe("retention", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+  let register: SqliteRegister;
+
+  beforeEach(() => {
+    dir = tempDir("gateway-retention-");
+    file = join(dir.path, "register.db");
+    register = new SqliteRegister(file);
+  });
+  afterEach(async () => {
+    await register.close();
+    dir.remove();
+  });
+
+  async function reserve(eventId: string, at: number): Promise<void> {
+    await register.reserve({
+      sender: "default",
+      eventId,
+      fingerprint: `fp-${eventId}`,
+      policyVersion: "v1",
+      body: "{}",
+      correlationId: `c-${eventId}`,
+      now: at,
+    });
+  }
+
+  async function claim(eventId: string, at: number): Promise<Lease> {
+    const batch = await register.claim({
+      owner: "test",
+      now: at,
+      leaseMs: 1000,
+      limit: 1,
+      only: { sender: "default", eventId },
+      decide: () => ({ go: true }),
+    });
+    const claimed = batch.claimed[0];
+    if (claimed === undefined) throw new Error(`could not claim ${eventId}`);
+    return claimed.lease;
+  }
+
+  async function attempt(eventId: string, settlement: Settlement, at: number): Promise<void> {
+    const lease = await claim(eventId, at);
+    const settled = await register.settle(lease, settlement, { startedAt: at, durationMs: 1, outcome: "x" }, at);
+    if (settled === undefined) throw new Error(`could not settle ${eventId}`);
+  }
+
+  /** An event received and finished at `at`, after one attempt. */
+  async function finished(eventId: string, settlement: Settlement, at: number): Promise<string> {
+    await reserve(eventId, at);
+    await attempt(eventId, settlement, at);
+    return eventId;
+  }
+
+  async function remaining(): Promise<string[]> {
+    const all = await Promise.all(Object.values(EventStatus).map((status) => register.list({ status, limit: 1000 })));
+    return all
+      .flat()
+      .map((record) => record.eventId)
+      .sort();
+  }
+
+  /** Rows per table for one event, read with plain SQL, past the register's own API. */
+  function rowsOf(eventId: string): { attempts: number; replays: number } {
+    const db = new Database(file, { readonly: true });
+    try {
+      const count = (table: string) =>
+        (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE event_id = ?`).get(eventId) as { n: number }).n;
+      return { attempts: count("delivery_attempts"), replays: count("event_replays") };
+    } finally {
+      db.close();
+    }
+  }
+
+  function purger(options: { batchSize?: number; intervalMs?: number; log?: pino.Logger } = {}): Purger {
+    return new Purger({
+      register,
+      now: () => NOW,
+      log: options.log ?? pino({ level: "silent" }),
+      retentionMs: RETENTION,
+      batchSize: options.batchSize ?? 500,
+      intervalMs: options.intervalMs ?? 3_600_000,
+    });
+  }
+
+  it("purges old finished events only: young finished and pending events of any age stay", async () => {
+    await finished("old-succeeded", SUCCEEDED, OLD);
+    await finished("old-final", FAILED_FINAL, OLD);
+    await finished("at-cutoff", SUCCEEDED, CUTOFF);
+    await finished("young-succeeded", SUCCEEDED, YOUNG);
+    await finished("young-final", FAILED_FINAL, YOUNG);
+    await reserve("old-processing", OLD);
+    await reserve("old-processing-leased", OLD);
+    await claim("old-processing-leased", OLD);
+    await finished("old-retryable", retryable(OLD), OLD);
+
+    expect(await register.countFinished({ olderThan: CUTOFF })).toBe(2);
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(2);
+
+    expect(await remaining()).toEqual([
+      "at-cutoff",
+      "old-processing",
+      "old-processing-leased",
+      "old-retryable",
+      "young-final",
+      "young-succeeded",
+    ]);
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(0);
+    // Even a cut-off in the future never reaches a pending event.
+    expect(await register.purgeFinished({ olderThan: NOW * 2, batchSize: 100 })).toBe(3);
+    expect(await remaining()).toEqual(["old-processing", "old-processing-leased", "old-retryable"]);
+  });
+
+  it("measures age from when the event finished, not when it was received", async () => {
+    await reserve("slow", OLD);
+    await attempt("slow", retryable(OLD), OLD);
+    await attempt("slow", SUCCEEDED, YOUNG);
+    // Replayed long after it failed: the replay restarts its clock.
+    await finished("replayed", FAILED_FINAL, OLD);
+    await register.replay({
+      sender: "default",
+      eventId: "replayed",
+      requestedBy: "a",
+      reason: "r",
+      force: false,
+      now: YOUNG,
+    });
+    await attempt("replayed", FAILED_FINAL, YOUNG);
+
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(0);
+    expect(await remaining()).toEqual(["replayed", "slow"]);
+  });
+
+  it("takes the attempts and replays of a purged event with it", async () => {
+    await finished("gone", FAILED_FINAL, OLD - 2);
+    await register.replay({
+      sender: "default",
+      eventId: "gone",
+      requestedBy: "a",
+      reason: "r",
+      force: false,
+      now: OLD - 1,
+    });
+    await attempt("gone", SUCCEEDED, OLD);
+    await finished("kept", FAILED_FINAL, YOUNG - 1);
+    await register.replay({
+      sender: "default",
+      eventId: "kept",
+      requestedBy: "a",
+      reason: "r",
+      force: false,
+      now: YOUNG,
+    });
+    expect(rowsOf("gone")).toEqual({ attempts: 2, replays: 1 });
+
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(1);
+
+    expect(rowsOf("gone")).toEqual({ attempts: 0, replays: 0 });
+    expect(rowsOf("kept")).toEqual({ attempts: 1, replays: 1 });
+  });
+
+  it("deletes at most one batch per call, and runOnce loops until a batch comes back short", async () => {
+    for (let i = 0; i < 5; i += 1) await finished(`old-${i}`, i % 2 === 0 ? SUCCEEDED : FAILED_FINAL, OLD + i);
+    await finished("young", SUCCEEDED, YOUNG);
+
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 2 })).toBe(2);
+    expect(await register.countFinished({ olderThan: CUTOFF })).toBe(3);
+
+    for (let i = 5; i < 7; i += 1) await finished(`old-${i}`, SUCCEEDED, OLD + i);
+    const calls = vi.spyOn(register, "purgeFinished");
+    expect(await purger({ batchSize: 2 }).runOnce()).toBe(5);
+    expect(calls.mock.results.length).toBe(3);
+    expect(await remaining()).toEqual(["young"]);
+  });
+
+  it("runs on its own every interval and logs what it purged", async () => {
+    const lines: { msg: string; purged?: number; component?: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
+    const periodic = purger({ intervalMs: 20, log: pino({ level: "info" }, sink) });
+    const nextRun = () => new Promise<number>((resolve) => periodic.once("purged", resolve));
+    await finished("old-1", SUCCEEDED, OLD);
+    await finished("old-2", FAILED_FINAL, OLD);
+    await finished("young", SUCCEEDED, YOUNG);
+
+    const first = nextRun();
+    periodic.start();
+    try {
+      expect(await first).toBe(2);
+      await finished("old-3", SUCCEEDED, OLD);
+      // A run may have started before old-3 was written: wait until one has taken it.
+      let purged = 0;
+      while (purged === 0) purged = await nextRun();
+      expect(purged).toBe(1);
+    } finally {
+      await periodic.stop();
+    }
+    expect(await remaining()).toEqual(["young"]);
+    expect(lines.filter((line) => line.purged !== undefined)).toMatchObject([
+      { component: "purger", purged: 2, msg: "purged finished events" },
+      { component: "purger", purged: 1, msg: "purged finished events" },
+    ]);
+  });
+
+  it("stop() ends a running purge at the next batch boundary and waits for it", async () => {
+    for (let i = 0; i < 5; i += 1) await finished(`old-${i}`, SUCCEEDED, OLD);
+    const oneByOne = purger({ batchSize: 1 });
+    let result: number | undefined;
+    const run = oneByOne.runOnce().then((purged) => {
+      result = purged;
+    });
+    await oneByOne.stop();
+    expect(result).toBe(1);
+    await run;
+    expect(await register.countFinished({ olderThan: CUTOFF })).toBe(4);
+    // A run asked for after stop() is a new run: it goes to the end.
+    expect(await oneByOne.runOnce()).toBe(4);
+  });
+
+  it("reads RETENTION_HOURS and PURGE_INTERVAL_MS, 30 days and 1 h by default, never under a day", () => {
+    const base = { ONEC_URL: "http://1c.local" };
+    expect(loadConfig(base)).toMatchObject({ retentionMs: 720 * 3_600_000, purgeIntervalMs: 3_600_000 });
+    expect(loadConfig({ ...base, RETENTION_HOURS: "48", PURGE_INTERVAL_MS: "60000" })).toMatchObject({
+      retentionMs: 48 * 3_600_000,
+      purgeIntervalMs: 60_000,
+    });
+    expect(() => loadConfig({ ...base, RETENTION_HOURS: "23" })).toThrow(/^RETENTION_HOURS must be between 24/);
+    expect(() => loadConfig({ ...base, PURGE_INTERVAL_MS: "999" })).toThrow(/^PURGE_INTERVAL_MS/);
+  });
+});
