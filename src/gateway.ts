@@ -143,6 +143,7 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     metrics,
     now,
   });
+  app.addHook("preClose", async () => acceptor.stopWaiting());
   app.addHook("onReady", async () => {
     deliverer?.start();
     purger.start();

@@ -32,6 +32,8 @@ export class OrderPaidAcceptor {
   /** Absent in a process that only serves HTTP while separate workers deliver. */
   readonly #deliverer: Deliverer | undefined;
   readonly #options: Required<AcceptorOptions>;
+  /** Aborted when the server stops: waiting requests answer 202 at once, their events already durable. */
+  readonly #stopping = new AbortController();
 
   constructor(register: EventRegister, deliverer: Deliverer | undefined, options: AcceptorOptions) {
     this.#register = register;
@@ -75,13 +77,20 @@ export class OrderPaidAcceptor {
     return latest;
   }
 
-  /** While the breaker is open nothing will be attempted soon: answer 202 at once. */
+  /** Ends every wait now; later requests do not wait either. */
+  stopWaiting(): void {
+    this.#stopping.abort();
+  }
+
+  /** While the breaker is open, or the server stops, nothing will be attempted soon: answer 202 at once. */
   #worthWaiting(): boolean {
+    if (this.#stopping.signal.aborted) return false;
     return this.#deliverer === undefined || this.#deliverer.delivering;
   }
 
   async #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
-    const signal = AbortSignal.timeout(ms);
+    const signal = AbortSignal.any([AbortSignal.timeout(ms), this.#stopping.signal]);
+    if (signal.aborted) return;
     if (this.#deliverer === undefined) {
       await once(signal, "abort");
       return;
