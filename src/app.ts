@@ -10,6 +10,7 @@ import { registerStrictJsonParser } from "./http/json-body.ts";
 import { registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
+import { docsRoutes } from "./http/routes/docs.ts";
 import { healthRoutes } from "./http/routes/health.ts";
 import { metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
@@ -88,6 +89,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerStrictJsonParser(app, deps.bodyLimit);
   registerProblemHandler(app);
   app.register(healthRoutes, { register: deps.register });
+  app.register(docsRoutes);
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, {
     acceptor: deps.acceptor,

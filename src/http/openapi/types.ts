@@ -20,7 +20,6 @@ export interface InfoObject {
   readonly version: string;
   readonly summary?: string;
   readonly description: string;
-  readonly license?: { readonly name: string; readonly identifier?: string };
 }
 
 export interface ExampleObject {
