@@ -17,6 +17,7 @@ import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
+import { DEFAULT_SENDER } from "./register/senders.ts";
 
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
@@ -69,6 +70,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook("preClose", async () => {
     closing = true;
   });
+
+  // Decorated at the root so the request log line can read them on every route.
+  app.decorateRequest("sender", DEFAULT_SENDER);
+  app.decorateRequest("logEvent", undefined);
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header(CORRELATION_HEADER, request.id);

@@ -373,7 +373,14 @@ describe("status URL, health, correlation", () => {
     const lines = gw.logs
       .slice(before)
       .filter((l) => l.correlation_id === "log-check-1" || l.event_id === event.event_id);
-    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["order-paid answered", "request completed"]));
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["1C answered", "request completed"]));
+    expect(lines.find((l) => l.msg === "request completed")).toMatchObject({
+      sender: "default",
+      event_id: event.event_id,
+      event_status: "SUCCEEDED",
+      status: 201,
+      duration_ms: expect.any(Number),
+    });
     expect(lines.every((l) => l.correlation_id === "log-check-1")).toBe(true);
   });
 

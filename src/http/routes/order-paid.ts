@@ -7,7 +7,6 @@ import { isValidEventId } from "../../domain/order-paid.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
 import {
   type AcceptResult,
   answerFor,
@@ -40,7 +39,6 @@ function countAnswer(metrics: GatewayMetrics, sender: string, result: AcceptResu
 export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
   const { acceptor, register, now, metrics } = options;
 
-  app.decorateRequest("sender", DEFAULT_SENDER);
   app.addHook(
     "onRequest",
     authenticateSender(options.senders, () => metrics.rejected("-", "GW_ERR_UNAUTHORIZED")),
@@ -76,7 +74,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     }
     const admission = admitOrderPaid(request.body, request.headers["idempotency-key"]);
     if (!admission.ok) {
-      request.log.info({ event_id: admission.eventId, problem: admission.code }, "event refused before recording");
+      request.logEvent = admission.eventId === undefined ? undefined : { eventId: admission.eventId };
       metrics.rejected(request.sender, admission.code);
       const extras = admission.errors === undefined ? {} : { errors: admission.errors };
       const eventId = admission.eventId === undefined ? {} : { event_id: admission.eventId };
@@ -94,10 +92,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     });
     const answer = answerFor(result, request.id, now());
     countAnswer(metrics, request.sender, result, answer.status);
-    request.log.info(
-      { event_id: eventId, sender: request.sender, status: result.record.status, answer: answer.status },
-      "order-paid answered",
-    );
+    request.logEvent = { eventId, eventStatus: result.record.status };
     return sendAnswer(reply, answer);
   });
 
