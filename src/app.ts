@@ -35,6 +35,9 @@ export interface AppDeps {
   now: () => number;
 }
 
+/** While stopping, how often connections that fell idle are closed. */
+const IDLE_REAP_MS = 50;
+
 /** Header bytes a request may carry before Node refuses it (431). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -63,13 +66,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }),
   });
 
-  // app.close() waits for every open connection; a keep-alive client would
-  // hold it for 72 s. While closing, each answer tells the client to hang up,
-  // and a request that arrives on an open connection gets a 503 it can retry.
+  // app.close() waits for every open connection, and a keep-alive client
+  // would hold it for 72 s. While closing, connections are closed as soon as
+  // they fall idle, and a request that still arrives on one (pipelined, or
+  // sent before the client saw the close) gets a 503 it can retry, never a reset.
   let closing = false;
+  let reaper: NodeJS.Timeout | undefined;
   app.addHook("preClose", async () => {
     closing = true;
+    reaper = setInterval(() => app.server.closeIdleConnections(), IDLE_REAP_MS);
+    reaper.unref();
   });
+  app.addHook("onClose", async () => clearInterval(reaper));
 
   // Decorated at the root so the request log line can read them on every route.
   app.decorateRequest("sender", DEFAULT_SENDER);
@@ -86,9 +94,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }),
       );
     }
-  });
-  app.addHook("onSend", async (_request, reply) => {
-    if (closing) reply.header("connection", "close");
   });
 
   registerStrictJsonParser(app, deps.bodyLimit);
