@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorOrder, type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { call, postEvent } from "../support/http.ts";
+import { ordersFor, ordersOf } from "../support/orders.ts";
 
 let onec: OnecEmulator;
 let gw: TestGateway;
@@ -35,20 +36,16 @@ describe("1C down", { timeout: 30_000 }, () => {
     const status = (await call(`${gw.url}/integration/v1/orders/paid/${events[19]?.event_id}`)).json();
     expect(["PROCESSING", "FAILED_RETRYABLE"]).toContain(status.status);
 
-    const keys = new Set(events.map((e) => e.event_id));
-    const allCommitted = new Promise<void>((resolve) => {
-      const seen = new Set<string>();
-      onec.events.on("committed", (order: EmulatorOrder) => {
-        if (keys.has(order.key)) seen.add(order.key);
-        if (seen.size === keys.size) resolve();
-      });
-    });
+    const delivered = ordersFor(
+      onec,
+      events.map((e) => e.event_id),
+    );
     onec.setFaults({ unavailable: false });
-    await allCommitted;
+    await delivered;
     await gw.gateway.deliverer.idle();
 
     for (const event of events) {
-      expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+      expect(ordersOf(onec, event.event_id)).toBe(1);
       const repeat = await postEvent(gw.url, event);
       expect([repeat.status, repeat.json().status]).toEqual([200, "SUCCEEDED"]);
     }

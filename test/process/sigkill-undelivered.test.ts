@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorOrder, type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { call, postEvent } from "../support/http.ts";
+import { ordersFor, ordersOf } from "../support/orders.ts";
 import { type GatewayProcess, spawnGateway } from "../support/process.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -42,20 +43,16 @@ describe("SIGKILL with 20 acknowledged, undelivered events", { timeout: 60_000 }
     expect(onec.orders()).toHaveLength(0);
     onec.setFaults({ latencyMs: 0 });
 
-    const keys = new Set(events.map((e) => e.event_id));
-    const allCommitted = new Promise<void>((resolve) => {
-      const seen = new Set<string>();
-      onec.events.on("committed", (order: EmulatorOrder) => {
-        if (keys.has(order.key)) seen.add(order.key);
-        if (seen.size === keys.size) resolve();
-      });
-    });
+    const delivered = ordersFor(
+      onec,
+      events.map((e) => e.event_id),
+    );
     const second = await spawnGateway(env);
     processes.push(second);
-    await allCommitted;
+    await delivered;
 
     for (const event of events) {
-      expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+      expect(ordersOf(onec, event.event_id)).toBe(1);
     }
     // The four that died in flight waited for their lease, then went again with the same key.
     let succeeded = 0;

@@ -1,9 +1,10 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EmulatorOrder, type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { type HttpAnswer, postEvent } from "../support/http.ts";
+import { ordersFor, ordersOf } from "../support/orders.ts";
 import { type GatewayProcess, spawnGateway } from "../support/process.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -49,16 +50,11 @@ describe("SIGTERM during 20 in-flight requests to a slow 1C", { timeout: 60_000 
 
     // Nothing pending was lost: a new process delivers the rest, each exactly once.
     onec.setFaults({ latencyMs: 0 });
-    const keys = new Set(events.map((e) => e.event_id));
-    const allCommitted = new Promise<void>((resolve) => {
-      const check = () => {
-        if (events.every((e) => onec.orders().some((o) => o.key === e.event_id))) resolve();
-      };
-      onec.events.on("committed", (order: EmulatorOrder) => keys.has(order.key) && check());
-      check();
-    });
     processes.push(await spawnGateway(env));
-    await allCommitted;
-    for (const event of events) expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    await ordersFor(
+      onec,
+      events.map((e) => e.event_id),
+    );
+    for (const event of events) expect(ordersOf(onec, event.event_id)).toBe(1);
   });
 });

@@ -14,7 +14,7 @@ import {
   statusView,
   successSnapshot,
 } from "../answers.ts";
-import { ADMIN_PATH } from "../routes/admin.ts";
+import { ADMIN_PATH, replayBodySchema } from "../routes/admin.ts";
 import {
   ANSWER_TABLE,
   type DocumentedCode,
@@ -410,17 +410,8 @@ function viewSchemas(kinds: Record<string, ProblemKind>): Record<string, JsonObj
     },
     Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
     Readiness: { type: "object", required: ["status"], properties: { status: { const: "ready" } } },
-    ReplayRequest: {
-      // The same as adminRoutes' body schema (src/http/routes/admin.ts); the OpenAPI test compares them.
-      type: "object",
-      additionalProperties: false,
-      required: ["reason"],
-      properties: {
-        reason: { type: "string", minLength: 1, maxLength: 500 },
-        force: { type: "boolean" },
-        requested_by: { type: "string", minLength: 1, maxLength: 128 },
-      },
-    },
+    // The very schema adminRoutes validates the body with.
+    ReplayRequest: structuredClone(replayBodySchema) as unknown as JsonObject,
     ReplayAccepted: {
       allOf: [schemaRef("EventStatusView")],
       type: "object",

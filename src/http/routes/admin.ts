@@ -36,13 +36,13 @@ interface ListQuery {
   cursor?: string;
 }
 
-const senderQuery = {
+export const senderQuery = {
   type: "object",
   additionalProperties: false,
   properties: { sender: { type: "string", pattern: "^[A-Za-z0-9._-]{1,64}$" } },
 } as const;
 
-const listQuerySchema = {
+export const listQuerySchema = {
   type: "object",
   additionalProperties: false,
   properties: {
@@ -56,7 +56,7 @@ const listQuerySchema = {
   },
 } as const;
 
-const replayBodySchema = {
+export const replayBodySchema = {
   type: "object",
   additionalProperties: false,
   required: ["reason"],
