@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { startTestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
 const ADMIN = "admin-token-0123456789abcdef";
@@ -9,23 +9,9 @@ const SHOP_A = "token-of-shop-a-0123456789";
 const SHOP_B = "token-of-shop-b-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 
-let onec: OnecEmulator;
-let gw: TestGateway;
+const h = gatewayWithEmulator({ ADMIN_TOKEN: ADMIN, SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}` });
 
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  gw = await startTestGateway({
-    ONEC_URL: onec.url,
-    ADMIN_TOKEN: ADMIN,
-    SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
-  });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
-});
-
-const adminGet = (path: string) => call(`${gw.url}/integration/v1/admin${path}`, { headers: admin });
+const adminGet = (path: string) => call(`${h.gw.url}/integration/v1/admin${path}`, { headers: admin });
 
 describe("GET /integration/v1/admin/events", () => {
   it("pages newest first with a cursor, without gaps or repeats", async () => {
@@ -33,7 +19,7 @@ describe("GET /integration/v1/admin/events", () => {
     for (let i = 0; i < 5; i++) {
       const event = orderPaidEvent();
       sent.push(event.event_id);
-      await postEvent(gw.url, event, { authorization: `Bearer ${SHOP_A}` });
+      await postEvent(h.gw.url, event, { authorization: `Bearer ${SHOP_A}` });
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -64,7 +50,7 @@ describe("GET /integration/v1/admin/events", () => {
 describe("GET /integration/v1/admin/events/{event_id}", () => {
   it("shows everything about one event, attempts included", async () => {
     const event = orderPaidEvent();
-    await postEvent(gw.url, event, { authorization: `Bearer ${SHOP_B}` });
+    await postEvent(h.gw.url, event, { authorization: `Bearer ${SHOP_B}` });
     const answer = await adminGet(`/events/${event.event_id}`);
     expect(answer.status).toBe(200);
     expect(answer.json()).toMatchObject({
@@ -79,15 +65,15 @@ describe("GET /integration/v1/admin/events/{event_id}", () => {
 
   it("answers 409 naming the senders when several used the id, and ?sender= picks one", async () => {
     const event = orderPaidEvent();
-    await postEvent(gw.url, event, { authorization: `Bearer ${SHOP_A}` });
-    await postEvent(gw.url, event, { authorization: `Bearer ${SHOP_B}` });
+    await postEvent(h.gw.url, event, { authorization: `Bearer ${SHOP_A}` });
+    await postEvent(h.gw.url, event, { authorization: `Bearer ${SHOP_B}` });
     const ambiguous = await adminGet(`/events/${event.event_id}`);
     expect(ambiguous.status).toBe(409);
     expect(ambiguous.json()).toMatchObject({ type: "/integration/v1/problems/ambiguous-event-id" });
     expect(String(ambiguous.json().detail)).toMatch(/"shop-a".*"shop-b"/);
     expect((await adminGet(`/events/${event.event_id}?sender=shop-b`)).json()).toMatchObject({ sender: "shop-b" });
 
-    const replay = await call(`${gw.url}/integration/v1/admin/events/${event.event_id}/replay?sender=shop-a`, {
+    const replay = await call(`${h.gw.url}/integration/v1/admin/events/${event.event_id}/replay?sender=shop-a`, {
       method: "POST",
       body: JSON.stringify({ reason: "check", force: true }),
       headers: { ...admin, "content-type": "application/json" },
@@ -99,7 +85,7 @@ describe("GET /integration/v1/admin/events/{event_id}", () => {
 
 describe("readiness", () => {
   it("answers /readyz 200 while the register is writable and 503 when it is not", async () => {
-    const probe = await startTestGateway({ ONEC_URL: onec.url });
+    const probe = await startTestGateway({ ONEC_URL: h.onec.url });
     try {
       expect((await call(`${probe.url}/readyz`)).status).toBe(200);
       await probe.gateway.register.close();

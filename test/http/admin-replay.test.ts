@@ -1,26 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { startTestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
 const TOKEN = "test-admin-token-0123456789";
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  gw = await startTestGateway({ ONEC_URL: onec.url, ADMIN_TOKEN: TOKEN, DELIVERY_POLL_MS: "50" });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
-});
+const h = gatewayWithEmulator({ ADMIN_TOKEN: TOKEN, DELIVERY_POLL_MS: "50" });
 
 function replay(eventId: string, body: unknown, token: string | null = TOKEN) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token !== null) headers.authorization = `Bearer ${token}`;
-  return call(`${gw.url}/integration/v1/admin/events/${eventId}/replay`, {
+  return call(`${h.gw.url}/integration/v1/admin/events/${eventId}/replay`, {
     method: "POST",
     body: JSON.stringify(body),
     headers,
@@ -28,8 +18,8 @@ function replay(eventId: string, body: unknown, token: string | null = TOKEN) {
 }
 
 async function settledStatus(eventId: string): Promise<Record<string, unknown>> {
-  await gw.gateway.deliverer.idle();
-  return (await call(`${gw.url}/integration/v1/orders/paid/${eventId}`)).json();
+  await h.gw.gateway.deliverer.idle();
+  return (await call(`${h.gw.url}/integration/v1/orders/paid/${eventId}`)).json();
 }
 
 describe("POST /integration/v1/admin/events/{event_id}/replay", () => {
@@ -50,11 +40,11 @@ describe("POST /integration/v1/admin/events/{event_id}/replay", () => {
   });
 
   it("sends a FAILED_FINAL event again once support fixed 1C, keeping its history and status URL", async () => {
-    onec.setFaults({ knownSkus: ["TEA-001"] });
+    h.onec.setFaults({ knownSkus: ["TEA-001"] });
     const event = orderPaidEvent();
-    const refused = await postEvent(gw.url, event);
+    const refused = await postEvent(h.gw.url, event);
     expect(refused.status).toBe(422);
-    onec.setFaults({ knownSkus: null }); // the article was added in 1C
+    h.onec.setFaults({ knownSkus: null }); // the article was added in 1C
 
     const answer = await replay(event.event_id, { reason: "MUG-010 added to the catalogue", requested_by: "anna" });
     expect(answer.status).toBe(202);
@@ -62,16 +52,16 @@ describe("POST /integration/v1/admin/events/{event_id}/replay", () => {
     expect(answer.json()).toMatchObject({ event_id: event.event_id, replayed_from: "FAILED_FINAL" });
 
     expect(await settledStatus(event.event_id)).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
-    const history = (await call(`${gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
+    const history = (await call(`${h.gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
     expect((history.attempts as Array<{ outcome: string }>).map((a) => a.outcome)).toEqual(["rejected", "delivered"]);
-    const repeat = await postEvent(gw.url, event);
+    const repeat = await postEvent(h.gw.url, event);
     expect([repeat.status, repeat.headers["idempotent-replayed"]]).toEqual([200, "true"]);
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
   });
 
   it("does not send a SUCCEEDED event again unless forced; forced, 1C answers with the order it has", async () => {
     const event = orderPaidEvent();
-    const created = await postEvent(gw.url, event);
+    const created = await postEvent(h.gw.url, event);
     expect(created.status).toBe(201);
     const refused = await replay(event.event_id, { reason: "just checking" });
     expect(refused.status).toBe(409);
@@ -81,15 +71,15 @@ describe("POST /integration/v1/admin/events/{event_id}/replay", () => {
     expect(forced.status).toBe(202);
     const after = await settledStatus(event.event_id);
     expect(after).toMatchObject({ status: "SUCCEEDED", attempts: 2, order: created.json().order });
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
     // The replayed event answers repeats with the same bytes as before.
-    expect((await postEvent(gw.url, event)).text).toBe(created.text);
+    expect((await postEvent(h.gw.url, event)).text).toBe(created.text);
   });
 });
 
 describe("admin routes without ADMIN_TOKEN", () => {
   it("do not exist", async () => {
-    const plain = await startTestGateway({ ONEC_URL: onec.url });
+    const plain = await startTestGateway({ ONEC_URL: h.onec.url });
     try {
       const answer = await call(`${plain.url}/integration/v1/admin/events/x/replay`, {
         method: "POST",

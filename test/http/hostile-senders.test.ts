@@ -1,25 +1,14 @@
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  gw = await startTestGateway({ ONEC_URL: onec.url, REQUEST_TIMEOUT_MS: "400" });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
-});
+const h = gatewayWithEmulator({ REQUEST_TIMEOUT_MS: "400" });
 
 /** Writes raw bytes on a fresh socket and collects everything the gateway sends until it closes. */
 function rawExchange(payload: string): Promise<string> {
-  const { port } = new URL(gw.url);
+  const { port } = new URL(h.gw.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), "127.0.0.1", () => socket.write(payload));
     let received = "";
@@ -57,7 +46,7 @@ describe("hostile and clumsy senders", () => {
   });
 
   it("answers 431 problem+json to oversized headers", async () => {
-    const answer = await call(`${gw.url}/healthz`, { headers: { "x-big": "b".repeat(20_000) } });
+    const answer = await call(`${h.gw.url}/healthz`, { headers: { "x-big": "b".repeat(20_000) } });
     expect(answer.status).toBe(431);
     expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/headers-too-large" });
   });
@@ -65,7 +54,7 @@ describe("hostile and clumsy senders", () => {
   it("refuses 100 000 levels of nesting without a 500", async () => {
     const event = orderPaidEvent();
     const deep = `${JSON.stringify(event).slice(0, -1)},"extra":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
-    const answer = await postEvent(gw.url, deep);
+    const answer = await postEvent(h.gw.url, deep);
     expect([400, 413, 422]).toContain(answer.status);
     expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
   });
@@ -74,7 +63,7 @@ describe("hostile and clumsy senders", () => {
     const event = orderPaidEvent() as unknown as { order: { items: Array<Record<string, unknown>> } };
     (event.order.items[0] as Record<string, unknown>).quantity = "2";
     (event.order.items[1] as Record<string, unknown>).quantity = true;
-    const answer = await postEvent(gw.url, event);
+    const answer = await postEvent(h.gw.url, event);
     expect(answer.status).toBe(422);
     const paths = (answer.json().errors as Array<{ path: string }>).map((e) => e.path);
     expect(paths).toEqual(["/order/items/0/quantity", "/order/items/1/quantity"]);
@@ -82,7 +71,7 @@ describe("hostile and clumsy senders", () => {
 
   it("refuses a prototype-poisoning key as an unknown property", async () => {
     const text = JSON.stringify(orderPaidEvent()).replace('"order":{', '"order":{"__proto__":{"admin":true},');
-    const answer = await postEvent(gw.url, text);
+    const answer = await postEvent(h.gw.url, text);
     expect([400, 422]).toContain(answer.status);
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });

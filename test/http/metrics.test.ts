@@ -1,32 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
 const SHOP = "token-of-shop-m-0123456789";
 const auth = { authorization: `Bearer ${SHOP}` };
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  gw = await startTestGateway({
-    ONEC_URL: onec.url,
-    SENDER_TOKENS: `shop-m:${SHOP}`,
-    SYNC_WAIT_MS: "2000",
-    BREAKER_FAILURES: "2",
-    BREAKER_COOLDOWN_MS: "60000",
-  });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
+const h = gatewayWithEmulator({
+  SENDER_TOKENS: `shop-m:${SHOP}`,
+  SYNC_WAIT_MS: "2000",
+  BREAKER_FAILURES: "2",
+  BREAKER_COOLDOWN_MS: "60000",
 });
 
 /** Every sample of the exposition as "name{labels}" → value. */
 async function scrape(): Promise<Map<string, number>> {
-  const answer = await call(`${gw.url}/metrics`);
+  const answer = await call(`${h.gw.url}/metrics`);
   expect(answer.status).toBe(200);
   expect(answer.headers["content-type"]).toMatch(/^text\/plain/);
   const samples = new Map<string, number>();
@@ -46,16 +34,16 @@ describe("GET /metrics", () => {
   it("moves as traffic flows: accepted, replayed, conflicts, rejections, attempts, 1C latency", async () => {
     const before = await scrape();
     const event = orderPaidEvent();
-    expect((await postEvent(gw.url, event, auth)).status).toBe(201);
-    expect((await postEvent(gw.url, event, auth)).status).toBe(200);
+    expect((await postEvent(h.gw.url, event, auth)).status).toBe(201);
+    expect((await postEvent(h.gw.url, event, auth)).status).toBe(200);
     const changed = structuredClone(event);
     changed.payment.id = "other";
-    expect((await postEvent(gw.url, changed, auth)).status).toBe(409);
-    expect((await postEvent(gw.url, "{oops", auth)).status).toBe(400);
+    expect((await postEvent(h.gw.url, changed, auth)).status).toBe(409);
+    expect((await postEvent(h.gw.url, "{oops", auth)).status).toBe(400);
     expect(
       (
         await postEvent(
-          gw.url,
+          h.gw.url,
           orderPaidEvent((e) => {
             e.order.total = "1.00";
           }),
@@ -63,7 +51,7 @@ describe("GET /metrics", () => {
         )
       ).status,
     ).toBe(422);
-    expect((await postEvent(gw.url, orderPaidEvent())).status).toBe(401);
+    expect((await postEvent(h.gw.url, orderPaidEvent())).status).toBe(401);
     const after = await scrape();
 
     expect(delta(before, after, 'gateway_events_accepted_total{sender="shop-m"}')).toBe(1);
@@ -78,21 +66,21 @@ describe("GET /metrics", () => {
   });
 
   it("shows the backlog, its age and the breaker while 1C is down", async () => {
-    onec.setFaults({ unavailable: true, retryAfterSeconds: 60 });
+    h.onec.setFaults({ unavailable: true, retryAfterSeconds: 60 });
     try {
-      for (let i = 0; i < 3; i++) expect((await postEvent(gw.url, orderPaidEvent(), auth)).status).toBe(202);
-      await gw.gateway.deliverer.idle();
+      for (let i = 0; i < 3; i++) expect((await postEvent(h.gw.url, orderPaidEvent(), auth)).status).toBe(202);
+      await h.gw.gateway.deliverer.idle();
       const down = await scrape();
       expect(down.get("gateway_pending_events")).toBeGreaterThanOrEqual(3);
       expect(down.get("gateway_oldest_pending_age_seconds")).toBeGreaterThan(0);
       expect(down.get("gateway_breaker_state")).toBe(2);
       expect(down.get('gateway_delivery_attempts_total{outcome="retryable"}')).toBeGreaterThanOrEqual(2);
     } finally {
-      onec.setFaults({ unavailable: false });
+      h.onec.setFaults({ unavailable: false });
     }
   });
 
   it("is not rate-limited or authenticated", async () => {
-    expect((await call(`${gw.url}/metrics`)).status).toBe(200);
+    expect((await call(`${h.gw.url}/metrics`)).status).toBe(200);
   });
 });

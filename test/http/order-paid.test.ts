@@ -1,37 +1,26 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { afterEach, describe, expect, it } from "vitest";
 import { exampleEvent, orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { startTestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  // The breaker is kept out of the way here (BREAKER_FAILURES): its own tests are in test/delivery.
-  gw = await startTestGateway({
-    ONEC_URL: onec.url,
-    SYNC_WAIT_MS: "3000",
-    RETRY_BASE_MS: "20",
-    DELIVERY_POLL_MS: "20",
-    BREAKER_FAILURES: "1000",
-  });
+// The breaker is kept out of the way here (BREAKER_FAILURES): its own tests are in test/delivery.
+const h = gatewayWithEmulator({
+  SYNC_WAIT_MS: "3000",
+  RETRY_BASE_MS: "20",
+  DELIVERY_POLL_MS: "20",
+  BREAKER_FAILURES: "1000",
 });
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
-});
-afterEach(() => onec.setFaults({ latencyMs: 0, unavailable: false, knownSkus: null, hangAfterCommit: false }));
+afterEach(() => h.onec.setFaults({ latencyMs: 0, unavailable: false, knownSkus: null, hangAfterCommit: false }));
 
 function statusOf(eventId: string) {
-  return call(`${gw.url}/integration/v1/orders/paid/${encodeURIComponent(eventId)}`);
+  return call(`${h.gw.url}/integration/v1/orders/paid/${encodeURIComponent(eventId)}`);
 }
 
 describe("POST /integration/v1/orders/paid: first answer and replay", () => {
   it("answers 201 with the order, then 200 with the same bytes, marked as a replay", async () => {
     const event = orderPaidEvent();
-    const first = await postEvent(gw.url, event, { "x-correlation-id": "shop-42" });
+    const first = await postEvent(h.gw.url, event, { "x-correlation-id": "shop-42" });
     expect(first.status).toBe(201);
     expect(first.headers["idempotent-replayed"]).toBe("false");
     expect(first.headers["x-correlation-id"]).toBe("shop-42");
@@ -46,40 +35,40 @@ describe("POST /integration/v1/orders/paid: first answer and replay", () => {
       status_url: statusUrl,
     });
 
-    const repeat = await postEvent(gw.url, event, { "x-correlation-id": "shop-43" });
+    const repeat = await postEvent(h.gw.url, event, { "x-correlation-id": "shop-43" });
     expect(repeat.status).toBe(200);
     expect(repeat.headers["idempotent-replayed"]).toBe("true");
     expect(repeat.headers["x-correlation-id"]).toBe("shop-43");
     expect(repeat.text).toBe(first.text);
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
   });
 
   it("treats another key order and whitespace as the same event", async () => {
     const event = orderPaidEvent();
-    const first = await postEvent(gw.url, event);
+    const first = await postEvent(h.gw.url, event);
     const reordered = JSON.stringify(Object.fromEntries(Object.entries(event).reverse()), null, 4);
-    const repeat = await postEvent(gw.url, reordered);
+    const repeat = await postEvent(h.gw.url, reordered);
     expect([first.status, repeat.status]).toEqual([201, 200]);
     expect(repeat.text).toBe(first.text);
   });
 
   it("accepts the IETF Idempotency-Key header when it equals event_id, bare or quoted", async () => {
     const event = orderPaidEvent();
-    expect((await postEvent(gw.url, event, { "idempotency-key": event.event_id })).status).toBe(201);
-    expect((await postEvent(gw.url, event, { "idempotency-key": `"${event.event_id}"` })).status).toBe(200);
+    expect((await postEvent(h.gw.url, event, { "idempotency-key": event.event_id })).status).toBe(201);
+    expect((await postEvent(h.gw.url, event, { "idempotency-key": `"${event.event_id}"` })).status).toBe(200);
   });
 
   it("sends 1C the canonical bytes with the key, correlation id and content type", async () => {
     const event = orderPaidEvent();
     const posted = new Promise<{ key: string; correlationId: string }>((resolve) =>
-      onec.events.on("post", function onPost(p: { key: string; correlationId: string }) {
+      h.onec.events.on("post", function onPost(p: { key: string; correlationId: string }) {
         if (p.key === event.event_id) {
-          onec.events.off("post", onPost);
+          h.onec.events.off("post", onPost);
           resolve(p);
         }
       }),
     );
-    await postEvent(gw.url, event, { "x-correlation-id": "corr-fwd-1" });
+    await postEvent(h.gw.url, event, { "x-correlation-id": "corr-fwd-1" });
     expect(await posted).toEqual({ key: event.event_id, correlationId: "corr-fwd-1" });
   });
 });
@@ -87,10 +76,10 @@ describe("POST /integration/v1/orders/paid: first answer and replay", () => {
 describe("conflicts and in-flight events", () => {
   it("answers 409 for the same event_id with another body, and records nothing new", async () => {
     const event = orderPaidEvent();
-    await postEvent(gw.url, event);
+    await postEvent(h.gw.url, event);
     const changed = structuredClone(event);
     changed.order.customer.name = "Someone Else";
-    const conflict = await postEvent(gw.url, changed, { "x-correlation-id": "c-409" });
+    const conflict = await postEvent(h.gw.url, changed, { "x-correlation-id": "c-409" });
     expect(conflict.status).toBe(409);
     expect(conflict.headers["content-type"]).toMatch(/^application\/problem\+json/);
     expect(conflict.json()).toMatchObject({
@@ -100,13 +89,13 @@ describe("conflicts and in-flight events", () => {
       correlation_id: "c-409",
       event_id: event.event_id,
     });
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
   });
 
   it("answers 202 while 1C is slow, and 409 (not 202) for another body meanwhile", async () => {
-    const slow = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "100" });
+    const slow = await startTestGateway({ ONEC_URL: h.onec.url, SYNC_WAIT_MS: "100" });
     try {
-      onec.setFaults({ latencyMs: 1500 });
+      h.onec.setFaults({ latencyMs: 1500 });
       const event = orderPaidEvent();
       const first = await postEvent(slow.url, event);
       expect(first.status).toBe(202);
@@ -123,7 +112,7 @@ describe("conflicts and in-flight events", () => {
       const other = structuredClone(event);
       other.payment.id = "pay_other";
       expect((await postEvent(slow.url, other)).status).toBe(409);
-      expect(onec.postCount()).toBeGreaterThan(0);
+      expect(h.onec.postCount()).toBeGreaterThan(0);
     } finally {
       await slow.close();
     }
@@ -131,11 +120,11 @@ describe("conflicts and in-flight events", () => {
   });
 
   it("answers 202 at once with SYNC_WAIT_MS=0 and delivers in the background", async () => {
-    const eager = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "0" });
+    const eager = await startTestGateway({ ONEC_URL: h.onec.url, SYNC_WAIT_MS: "0" });
     try {
       const event = orderPaidEvent();
       const committed = new Promise<void>((resolve) =>
-        onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
+        h.onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
       );
       expect((await postEvent(eager.url, event)).status).toBe(202);
       await committed;
@@ -150,22 +139,22 @@ describe("conflicts and in-flight events", () => {
   });
 
   it("gives 50 concurrent requests with one new event_id one order, the same for all", async () => {
-    onec.setFaults({ latencyMs: 300 });
+    h.onec.setFaults({ latencyMs: 300 });
     const event = orderPaidEvent();
-    const answers = await Promise.all(Array.from({ length: 50 }, () => postEvent(gw.url, event)));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => postEvent(h.gw.url, event)));
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 200)).toHaveLength(49);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
   });
 });
 
 describe("1C outcomes", () => {
   it("answers 422 when 1C refuses the order, and replays that 422", async () => {
-    onec.setFaults({ knownSkus: ["TEA-001"] });
+    h.onec.setFaults({ knownSkus: ["TEA-001"] });
     const event = orderPaidEvent();
-    const first = await postEvent(gw.url, event);
+    const first = await postEvent(h.gw.url, event);
     expect(first.status).toBe(422);
     expect(first.json()).toMatchObject({
       type: "/integration/v1/problems/onec-rejected",
@@ -173,30 +162,30 @@ describe("1C outcomes", () => {
       event_id: event.event_id,
     });
     expect(first.headers["idempotent-replayed"]).toBe("false");
-    onec.setFaults({ knownSkus: null });
-    const repeat = await postEvent(gw.url, event);
+    h.onec.setFaults({ knownSkus: null });
+    const repeat = await postEvent(h.gw.url, event);
     expect([repeat.status, repeat.headers["idempotent-replayed"], repeat.text]).toEqual([422, "true", first.text]);
     expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "FAILED_FINAL" });
   });
 
   it("ends as FAILED_FINAL (422) when 1C holds the key with another body (1C 409)", async () => {
     const event = orderPaidEvent();
-    const elsewhere = await call(`${onec.url}/v1/orders/paid`, {
+    const elsewhere = await call(`${h.onec.url}/v1/orders/paid`, {
       method: "POST",
       body: JSON.stringify({ ...event, note: "sent by someone else" }),
       headers: { "content-type": "application/json", "idempotency-key": event.event_id },
     });
     expect(elsewhere.status).toBe(201);
-    const answer = await postEvent(gw.url, event);
+    const answer = await postEvent(h.gw.url, event);
     expect(answer.status).toBe(422);
     expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/onec-conflict" });
     expect((await statusOf(event.event_id)).json()).toMatchObject({ status: "FAILED_FINAL" });
   });
 
   it("answers 202 while 1C is down, then delivers once by itself after 1C returns", async () => {
-    onec.setFaults({ unavailable: true, retryAfterSeconds: 0 });
+    h.onec.setFaults({ unavailable: true, retryAfterSeconds: 0 });
     const event = orderPaidEvent();
-    const first = await postEvent(gw.url, event);
+    const first = await postEvent(h.gw.url, event);
     expect(first.status).toBe(202);
     const pending = (await statusOf(event.event_id)).json();
     expect(pending).toMatchObject({ status: "FAILED_RETRYABLE", order: null, error_class: "http_503" });
@@ -204,19 +193,19 @@ describe("1C outcomes", () => {
     expect(Date.parse(String(pending.next_attempt_at))).toBeGreaterThan(Date.parse(String(pending.updated_at)) - 1);
 
     const committed = new Promise<void>((resolve) =>
-      onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
+      h.onec.events.on("committed", (o: { key: string }) => o.key === event.event_id && resolve()),
     );
-    onec.setFaults({ unavailable: false });
+    h.onec.setFaults({ unavailable: false });
     await committed;
-    await gw.gateway.deliverer.idle();
+    await h.gw.gateway.deliverer.idle();
     const done = (await statusOf(event.event_id)).json();
     expect(done).toMatchObject({ status: "SUCCEEDED", error: null });
     expect(Number(done.attempts)).toBeGreaterThanOrEqual(2);
-    expect(onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
+    expect(h.onec.orders().filter((o) => o.key === event.event_id)).toHaveLength(1);
 
-    const repeat = await postEvent(gw.url, event);
+    const repeat = await postEvent(h.gw.url, event);
     expect([repeat.status, repeat.headers["idempotent-replayed"]]).toEqual([200, "true"]);
-    const attempts = (await call(`${gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
+    const attempts = (await call(`${h.gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
     const outcomes = (attempts.attempts as Array<{ outcome: string; http_status: number }>).map((a) => a.outcome);
     expect(outcomes.at(-1)).toBe("delivered");
     expect(outcomes.slice(0, -1).every((o) => o === "retryable")).toBe(true);
@@ -242,8 +231,8 @@ describe("refused before recording", () => {
   }
 
   it("400 for unparseable JSON", async () => {
-    await expectProblem(await postEvent(gw.url, '{"event_id": "x",'), 400, "invalid-json");
-    await expectProblem(await postEvent(gw.url, ""), 400, "invalid-json");
+    await expectProblem(await postEvent(h.gw.url, '{"event_id": "x",'), 400, "invalid-json");
+    await expectProblem(await postEvent(h.gw.url, ""), 400, "invalid-json");
   });
 
   it("400 for a repeated key, which JSON.parse would hide", async () => {
@@ -252,7 +241,7 @@ describe("refused before recording", () => {
       '"payment":',
       '"payment":{"id":"a","amount":"1.00","currency":"RUB"},"payment":',
     );
-    await expectProblem(await postEvent(gw.url, text), 400, "duplicate-json-key");
+    await expectProblem(await postEvent(h.gw.url, text), 400, "duplicate-json-key");
     expect((await statusOf(event.event_id)).status).toBe(404);
   });
 
@@ -266,17 +255,17 @@ describe("refused before recording", () => {
     const event = orderPaidEvent() as unknown as Record<string, unknown>;
     if (eventId === undefined) delete event.event_id;
     else event.event_id = eventId;
-    await expectProblem(await postEvent(gw.url, event), 400, "invalid-event-id");
+    await expectProblem(await postEvent(h.gw.url, event), 400, "invalid-event-id");
   });
 
   it("400 for a body that is not an object", async () => {
-    await expectProblem(await postEvent(gw.url, "[1,2]"), 400, "invalid-event-id");
+    await expectProblem(await postEvent(h.gw.url, "[1,2]"), 400, "invalid-event-id");
   });
 
   it("400 when Idempotency-Key differs from event_id", async () => {
     const event = orderPaidEvent();
     await expectProblem(
-      await postEvent(gw.url, event, { "idempotency-key": "other" }),
+      await postEvent(h.gw.url, event, { "idempotency-key": "other" }),
       400,
       "idempotency-key-mismatch",
     );
@@ -286,17 +275,17 @@ describe("refused before recording", () => {
     const event = orderPaidEvent((e) => {
       e.order.customer.name = "x".repeat(300 * 1024);
     });
-    await expectProblem(await postEvent(gw.url, event), 413, "body-too-large");
+    await expectProblem(await postEvent(h.gw.url, event), 413, "body-too-large");
   });
 
   it("415 for a body that is not JSON, or no body at all", async () => {
-    const xml = await call(`${gw.url}${path}`, {
+    const xml = await call(`${h.gw.url}${path}`, {
       method: "POST",
       body: "<order/>",
       headers: { "content-type": "application/xml" },
     });
     await expectProblem(xml, 415, "unsupported-media-type");
-    await expectProblem(await call(`${gw.url}${path}`, { method: "POST" }), 415, "unsupported-media-type");
+    await expectProblem(await call(`${h.gw.url}${path}`, { method: "POST" }), 415, "unsupported-media-type");
   });
 
   it("422 listing every schema violation, money as a number included, with no coercion", async () => {
@@ -304,7 +293,7 @@ describe("refused before recording", () => {
     event.order.total = 1890;
     event.payment.amount = "1890";
     event.order.unexpected = true;
-    const problem = await expectProblem(await postEvent(gw.url, event), 422, "schema-violation");
+    const problem = await expectProblem(await postEvent(h.gw.url, event), 422, "schema-violation");
     const paths = (problem.errors as Array<{ path: string }>).map((e) => e.path).sort();
     expect(paths).toEqual(["/order/total", "/order/unexpected", "/payment/amount"]);
   });
@@ -314,7 +303,7 @@ describe("refused before recording", () => {
       e.order.total = "1.00";
       e.payment.currency = "USD";
     });
-    const problem = await expectProblem(await postEvent(gw.url, event), 422, "business-rules-violated");
+    const problem = await expectProblem(await postEvent(h.gw.url, event), 422, "business-rules-violated");
     expect((problem.errors as Array<{ rule: string }>).map((e) => e.rule)).toEqual([
       "total-equals-items-plus-delivery",
       "payment-equals-total",
@@ -327,8 +316,8 @@ describe("refused before recording", () => {
 describe("status URL, health, correlation", () => {
   it("shows the event's state", async () => {
     const event = orderPaidEvent();
-    const created = await postEvent(gw.url, event, { "x-correlation-id": "status-1" });
-    const status = await call(`${gw.url}${created.headers.location}`);
+    const created = await postEvent(h.gw.url, event, { "x-correlation-id": "status-1" });
+    const status = await call(`${h.gw.url}${created.headers.location}`);
     expect(status.status).toBe(200);
     expect(status.json()).toEqual({
       event_id: event.event_id,
@@ -351,7 +340,7 @@ describe("status URL, health, correlation", () => {
       type: "/integration/v1/problems/not-found",
       correlation_id: unknown.headers["x-correlation-id"],
     });
-    const route = await call(`${gw.url}/nope`, { headers: { "x-correlation-id": "lost-1" } });
+    const route = await call(`${h.gw.url}/nope`, { headers: { "x-correlation-id": "lost-1" } });
     expect([route.status, route.headers["x-correlation-id"], route.json().correlation_id]).toEqual([
       404,
       "lost-1",
@@ -361,16 +350,16 @@ describe("status URL, health, correlation", () => {
 
   it("replaces an unsafe correlation id with a UUID", async () => {
     for (const bad of ["has space", "x".repeat(129), '{"json":1}']) {
-      const answer = await call(`${gw.url}/healthz`, { headers: { "x-correlation-id": bad } });
+      const answer = await call(`${h.gw.url}/healthz`, { headers: { "x-correlation-id": bad } });
       expect(answer.headers["x-correlation-id"]).toMatch(/^[0-9a-f-]{36}$/);
     }
   });
 
   it("writes the correlation id on every log line of a request", async () => {
     const event = orderPaidEvent();
-    const before = gw.logs.length;
-    await postEvent(gw.url, event, { "x-correlation-id": "log-check-1" });
-    const lines = gw.logs
+    const before = h.gw.logs.length;
+    await postEvent(h.gw.url, event, { "x-correlation-id": "log-check-1" });
+    const lines = h.gw.logs
       .slice(before)
       .filter((l) => l.correlation_id === "log-check-1" || l.event_id === event.event_id);
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["1C answered", "request completed"]));
@@ -385,14 +374,14 @@ describe("status URL, health, correlation", () => {
   });
 
   it("answers /healthz 200 and the example event validates", async () => {
-    expect((await call(`${gw.url}/healthz`)).status).toBe(200);
-    expect((await postEvent(gw.url, exampleEvent())).status).toBeLessThan(300);
+    expect((await call(`${h.gw.url}/healthz`)).status).toBe(200);
+    expect((await postEvent(h.gw.url, exampleEvent())).status).toBeLessThan(300);
   });
 });
 
 describe("storage unavailable", () => {
   it("answers 503 with Retry-After and records nothing when the register cannot write", async () => {
-    const broken = await startTestGateway({ ONEC_URL: onec.url });
+    const broken = await startTestGateway({ ONEC_URL: h.onec.url });
     try {
       await broken.gateway.register.close();
       const answer = await postEvent(broken.url, orderPaidEvent());

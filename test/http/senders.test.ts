@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { startTestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 
 const SHOP_A = "token-of-shop-a-0123456789";
 const SHOP_B = "token-of-shop-b-0123456789";
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator();
-  gw = await startTestGateway({
-    ONEC_URL: onec.url,
-    SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
-    ALLOW_ANONYMOUS: "false",
-    RATE_LIMIT_MAX: "1000",
-  });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
+const h = gatewayWithEmulator({
+  SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
+  ALLOW_ANONYMOUS: "false",
+  RATE_LIMIT_MAX: "1000",
 });
 
 describe("sender authentication", () => {
@@ -32,41 +21,41 @@ describe("sender authentication", () => {
     ["another scheme", { authorization: `Basic ${Buffer.from(`shop-a:${SHOP_A}`).toString("base64")}` }],
   ])("answers 401 problem+json to %s and records nothing", async (_name, headers) => {
     const event = orderPaidEvent();
-    const answer = await postEvent(gw.url, event, headers);
+    const answer = await postEvent(h.gw.url, event, headers);
     expect(answer.status).toBe(401);
     expect(answer.headers["www-authenticate"]).toMatch(/^Bearer/);
     expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/unauthorized", status: 401 });
-    expect(await gw.gateway.register.list({ limit: 1000 })).not.toContainEqual(
+    expect(await h.gw.gateway.register.list({ limit: 1000 })).not.toContainEqual(
       expect.objectContaining({ eventId: event.event_id }),
     );
   });
 
   it("never writes a token to the log", async () => {
-    await postEvent(gw.url, orderPaidEvent(), bearer(SHOP_A));
-    await postEvent(gw.url, orderPaidEvent(), bearer("token-of-nobody-0123456789"));
-    const text = JSON.stringify(gw.logs);
+    await postEvent(h.gw.url, orderPaidEvent(), bearer(SHOP_A));
+    await postEvent(h.gw.url, orderPaidEvent(), bearer("token-of-nobody-0123456789"));
+    const text = JSON.stringify(h.gw.logs);
     expect(text).not.toContain(SHOP_A);
     expect(text).not.toContain("token-of-nobody");
   });
 
   it("gives two senders with one event_id two events and two 1C orders", async () => {
     const event = orderPaidEvent();
-    const a = await postEvent(gw.url, event, bearer(SHOP_A));
-    const b = await postEvent(gw.url, event, bearer(SHOP_B));
+    const a = await postEvent(h.gw.url, event, bearer(SHOP_A));
+    const b = await postEvent(h.gw.url, event, bearer(SHOP_B));
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(a.json().order).not.toEqual(b.json().order);
-    expect(onec.orders().map((o) => o.key)).toEqual(
+    expect(h.onec.orders().map((o) => o.key)).toEqual(
       expect.arrayContaining([`shop-a/${event.event_id}`, `shop-b/${event.event_id}`]),
     );
     // Each sender's repeat is its own replay.
-    const againA = await postEvent(gw.url, event, bearer(SHOP_A));
+    const againA = await postEvent(h.gw.url, event, bearer(SHOP_A));
     expect([againA.status, againA.text]).toEqual([200, a.text]);
   });
 
   it("hides a sender's status URL from another sender (404)", async () => {
     const event = orderPaidEvent();
-    const created = await postEvent(gw.url, event, bearer(SHOP_A));
-    const location = `${gw.url}${created.headers.location}`;
+    const created = await postEvent(h.gw.url, event, bearer(SHOP_A));
+    const location = `${h.gw.url}${created.headers.location}`;
     expect((await call(location, { headers: bearer(SHOP_A) })).status).toBe(200);
     expect((await call(location, { headers: bearer(SHOP_B) })).status).toBe(404);
     expect((await call(`${location}/attempts`, { headers: bearer(SHOP_B) })).status).toBe(404);
@@ -77,7 +66,7 @@ describe("sender authentication", () => {
 describe("rate limit per sender", () => {
   it("answers 429 with Retry-After past the limit, for that sender only, and never counts health", async () => {
     const limited = await startTestGateway({
-      ONEC_URL: onec.url,
+      ONEC_URL: h.onec.url,
       SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
       RATE_LIMIT_MAX: "3",
       RATE_LIMIT_WINDOW_MS: "60000",

@@ -1,22 +1,12 @@
 import { once } from "node:events";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { startTestGateway } from "../support/gateway.ts";
+import { gatewayWithEmulator } from "../support/harness.ts";
 
-let onec: OnecEmulator;
-let gw: TestGateway;
-
-beforeAll(async () => {
-  onec = await startOnecEmulator({ faults: { latencyMs: 400 } });
-  gw = await startTestGateway({ ONEC_URL: onec.url, SYNC_WAIT_MS: "5000" });
-});
-afterAll(async () => {
-  await gw.close();
-  await onec.close();
-});
+const h = gatewayWithEmulator({ SYNC_WAIT_MS: "5000" }, { faults: { latencyMs: 400 } });
 
 function rawPost(body: string): string {
   return (
@@ -48,7 +38,7 @@ describe("stopping while requests are in flight", () => {
   it("answers the running request, lets the 1C call finish, records nothing of a late one, and hangs up", async () => {
     const first = orderPaidEvent();
     const second = orderPaidEvent();
-    const socket = connect(Number(new URL(gw.url).port), "127.0.0.1");
+    const socket = connect(Number(new URL(h.gw.url).port), "127.0.0.1");
     let received = "";
     socket.on("data", (chunk) => {
       received += chunk.toString("utf8");
@@ -56,8 +46,8 @@ describe("stopping while requests are in flight", () => {
     const hungUp = once(socket, "close");
 
     socket.write(rawPost(JSON.stringify(first)));
-    await once(onec.events, "post");
-    const closed = gw.gateway.close();
+    await once(h.onec.events, "post");
+    const closed = h.gw.gateway.close();
     socket.write(rawPost(JSON.stringify(second)));
     await hungUp;
     await closed;
@@ -67,18 +57,18 @@ describe("stopping while requests are in flight", () => {
     expect(a?.status).toBe(202);
     expect(JSON.parse(a?.body ?? "{}")).toMatchObject({ event_id: first.event_id, status: "PROCESSING" });
     // The late request either got a 503 or was never read: either way nothing of it was recorded.
-    const register = new SqliteRegister(gw.databasePath);
+    const register = new SqliteRegister(h.gw.databasePath);
     try {
       expect(await register.find("default", second.event_id)).toBeUndefined();
       expect((await register.find("default", first.event_id))?.status).toBe("SUCCEEDED");
     } finally {
       await register.close();
     }
-    expect(onec.orders().map((o) => o.key)).toEqual([first.event_id]);
+    expect(h.onec.orders().map((o) => o.key)).toEqual([first.event_id]);
   });
 
   it("does not wait for an idle keep-alive client to hang up", async () => {
-    const idle = await startTestGateway({ ONEC_URL: onec.url });
+    const idle = await startTestGateway({ ONEC_URL: h.onec.url });
     const socket = connect(Number(new URL(idle.url).port), "127.0.0.1");
     const hungUp = once(socket, "close");
     socket.write("GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: keep-alive\r\n\r\n");
