@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { loadContract } from "../../src/onec/contract/cases.ts";
 import {
   callsIn,
   checkBlocks,
@@ -367,6 +368,15 @@ describe("1c/extension: HTTP service", () => {
     const headers = ["Content-Type", "X-Correlation-ID", "Idempotency-Key", "Retry-After"];
     const statuses = ["200", "201", "400", "404", "409", "413", "415", "422", "500", "503"];
     expect(codes.filter((code) => !strings.has(code))).toEqual([]);
+    // The contract's own cases name the codes and statuses 1C must answer with: the BSL must know them all.
+    const contract = loadContract();
+    const contractCodes = contract
+      .map((c) => (c.expect.body as Record<string, unknown> | undefined)?.["error.code"])
+      .filter((code): code is string => typeof code === "string");
+    expect(contractCodes.length).toBeGreaterThan(3);
+    expect(contractCodes.filter((code) => !strings.has(code))).toEqual([]);
+    const contractStatuses = contract.map((c) => String(c.expect.status));
+    expect(contractStatuses.filter((status) => !numbers.has(status))).toEqual([]);
     expect(headers.filter((header) => !strings.has(header))).toEqual([]);
     expect(strings).toContain("application/json; charset=utf-8");
     expect(statuses.filter((status) => !numbers.has(status))).toEqual([]);
