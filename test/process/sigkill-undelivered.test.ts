@@ -1,58 +1,42 @@
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
 import { call, postEvent } from "../support/http.ts";
 import { ordersFor, ordersOf } from "../support/orders.ts";
-import { type GatewayProcess, spawnGateway } from "../support/process.ts";
-import { tempDir } from "../support/temp.ts";
+import { gatewayProcesses } from "../support/process.ts";
 
 describe("SIGKILL with 20 acknowledged, undelivered events", { timeout: 60_000 }, () => {
-  const dir = tempDir();
-  let onec: OnecEmulator;
-  const processes: GatewayProcess[] = [];
-
-  beforeAll(async () => {
-    onec = await startOnecEmulator();
-  });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await onec.close();
-    dir.remove();
-  });
+  const h = gatewayProcesses();
 
   it("delivers all 20 after a restart, each exactly once", async () => {
     const env = {
-      ONEC_URL: onec.url,
-      DATABASE_URL: join(dir.path, "kill.db"),
+      ONEC_URL: h.onec.url,
+      DATABASE_URL: h.databasePath("kill.db"),
       SYNC_WAIT_MS: "0",
       ONEC_TIMEOUT_MS: "1000",
       ONEC_MAX_CONCURRENCY: "4",
       DELIVERY_POLL_MS: "50",
     };
     // 1C is slow: four calls hang in flight when the process dies, sixteen wait their turn.
-    onec.setFaults({ latencyMs: 4000 });
-    const first = await spawnGateway(env);
-    processes.push(first);
+    h.onec.setFaults({ latencyMs: 4000 });
+    const first = await h.start(env);
     const events = Array.from({ length: 20 }, () => orderPaidEvent());
     const answers = await Promise.all(events.map((e) => postEvent(first.url, e)));
     expect(answers.map((a) => a.status)).toEqual(events.map(() => 202));
-    while (onec.postCount() < 4) await new Promise((resolve) => onec.events.once("post", resolve));
+    while (h.onec.postCount() < 4) await new Promise((resolve) => h.onec.events.once("post", resolve));
 
     await first.kill("SIGKILL");
-    expect(onec.orders()).toHaveLength(0);
-    onec.setFaults({ latencyMs: 0 });
+    expect(h.onec.orders()).toHaveLength(0);
+    h.onec.setFaults({ latencyMs: 0 });
 
     const delivered = ordersFor(
-      onec,
+      h.onec,
       events.map((e) => e.event_id),
     );
-    const second = await spawnGateway(env);
-    processes.push(second);
+    const second = await h.start(env);
     await delivered;
 
     for (const event of events) {
-      expect(ordersOf(onec, event.event_id)).toBe(1);
+      expect(ordersOf(h.onec, event.event_id)).toBe(1);
     }
     // The four that died in flight waited for their lease, then went again with the same key.
     let succeeded = 0;

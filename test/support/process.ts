@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { afterAll, beforeAll } from "vitest";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { tempDir } from "./temp.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
@@ -49,6 +53,42 @@ export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_0
       const exited = once(child, "exit");
       child.kill(signal);
       await exited;
+    },
+  };
+}
+
+export interface ProcessHarness {
+  /** The 1C emulator, in the test process, that the gateway processes deliver to. */
+  readonly onec: OnecEmulator;
+  /** A SQLite file in this file's temp folder, shared by the processes given the same name. */
+  databasePath(name: string): string;
+  /** Starts a gateway process; every one still running is killed after the tests. */
+  start(env: Record<string, string>): Promise<GatewayProcess>;
+}
+
+/** An emulator, a temp folder and the gateway processes of one test file, cleaned up after it. */
+export function gatewayProcesses(): ProcessHarness {
+  const dir = tempDir();
+  const processes: GatewayProcess[] = [];
+  let onec: OnecEmulator | undefined;
+  beforeAll(async () => {
+    onec = await startOnecEmulator();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await onec?.close();
+    dir.remove();
+  });
+  return {
+    get onec() {
+      if (onec === undefined) throw new Error("the emulator starts in beforeAll");
+      return onec;
+    },
+    databasePath: (name) => join(dir.path, name),
+    start: async (env) => {
+      const started = await spawnGateway(env);
+      processes.push(started);
+      return started;
     },
   };
 }
