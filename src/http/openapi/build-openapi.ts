@@ -79,11 +79,6 @@ export function loadOpenApiSources(): OpenApiSources {
   };
 }
 
-/** Every problem the document describes: the catalogue's. */
-export function documentedProblems(catalogue: Readonly<Record<string, ProblemKind>>): Record<string, ProblemKind> {
-  return { ...catalogue };
-}
-
 /** `money` in the schema's `$defs` is `#/components/schemas/Money` in the document. */
 export function defComponentName(defName: string): string {
   return defName.charAt(0).toUpperCase() + defName.slice(1);
@@ -95,7 +90,7 @@ export function defComponentName(defName: string): string {
  * types from the catalogue, the request body from the validator's own schema.
  */
 export function buildOpenApi(sources: OpenApiSources = loadOpenApiSources()): OpenApiDocument {
-  const kinds = documentedProblems(sources.problems);
+  const kinds = sources.problems;
   const orderPaid = hoistDefs(sources.orderPaidSchema);
   const examples = exampleData(sources.orderPaidExample, kinds);
 
