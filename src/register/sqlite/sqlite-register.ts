@@ -24,6 +24,7 @@ import {
   StorageUnavailableError,
 } from "../port.ts";
 import { migrations } from "./migrations.ts";
+import { WriteBatcher } from "./write-batcher.ts";
 
 interface EventRow {
   sender: string;
@@ -88,9 +89,10 @@ const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status
 
 /**
  * The only place that speaks SQL to SQLite. One connection per process;
- * every write is one short BEGIN IMMEDIATE transaction, so several processes on
- * one file serialise on SQLite's write lock instead of failing on upgrade.
- * No transaction is ever open while 1C is called.
+ * writes run in short BEGIN IMMEDIATE transactions, grouped by WriteBatcher so
+ * that one fsync commits all the writes of an event-loop turn; several
+ * processes on one file serialise on SQLite's write lock instead of failing
+ * on upgrade. No transaction is ever open while 1C is called.
  */
 export class SqliteRegister implements EventRegister {
   readonly #db: Database.Database;
@@ -105,6 +107,7 @@ export class SqliteRegister implements EventRegister {
   ) => EventRow | undefined;
   readonly #replayTx: (request: ReplayRequest) => ReplayResult;
   readonly #purgeTx: (request: PurgeRequest) => number;
+  readonly #writes: WriteBatcher;
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -118,120 +121,112 @@ export class SqliteRegister implements EventRegister {
     });
     const sql = prepareStatements(this.#db);
     this.#sql = sql;
+    this.#writes = new WriteBatcher(this.#db);
 
-    this.#reserveTx = (request) =>
-      this.#db
-        .transaction((r: ReserveRequest): ReserveResult => {
-          const inserted = sql.insert.get(r);
-          if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
-          const existing = sql.select.get(r.sender, r.eventId);
-          if (existing === undefined) throw new Error("row vanished inside its own transaction");
-          return { outcome: "existing", record: toRecord(existing) };
-        })
-        .immediate(request);
+    this.#reserveTx = (r) => {
+      const inserted = sql.insert.get(r);
+      if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
+      const existing = sql.select.get(r.sender, r.eventId);
+      if (existing === undefined) throw new Error("row vanished inside its own transaction");
+      return { outcome: "existing", record: toRecord(existing) };
+    };
 
-    this.#claimTx = (request) =>
-      this.#db
-        .transaction((r: ClaimRequest): ClaimBatch => {
-          const candidates =
-            r.only === undefined
-              ? sql.selectDue.all({ now: r.now, limit: r.limit })
-              : sql.selectDueOne.all({ now: r.now, sender: r.only.sender, eventId: r.only.eventId });
-          const batch: ClaimBatch = { claimed: [], ended: [] };
-          for (const row of candidates) {
-            const decision = r.decide(toRecord(row), r.now);
-            if (!decision.go) {
-              const ended = sql.endAtClaim.get({
-                sender: row.sender,
-                eventId: row.event_id,
-                error: decision.settlement.error,
-                errorClass: decision.settlement.errorClass,
-                responseStatus: decision.settlement.response.status,
-                responseBody: decision.settlement.response.body,
-                now: r.now,
-              });
-              if (ended !== undefined) batch.ended.push(toRecord(ended));
-              continue;
-            }
-            const claimed = sql.claim.get({
-              sender: row.sender,
-              eventId: row.event_id,
-              owner: r.owner,
-              leaseUntil: r.now + r.leaseMs,
-              now: r.now,
-            });
-            if (claimed === undefined) continue;
-            sql.insertAttempt.run({
-              sender: claimed.sender,
-              eventId: claimed.event_id,
-              attempt: claimed.attempts,
-              leaseToken: claimed.lease_token,
-              worker: r.owner,
-              startedAt: r.now,
-            });
-            batch.claimed.push(claimOf(claimed));
-          }
-          return batch;
-        })
-        .immediate(request);
-
-    this.#settleTx = (lease, settlement, report, now) =>
-      this.#db
-        .transaction((): EventRow | undefined => {
-          const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
-          const row = settleStatement(sql, key, settlement);
-          sql.finishAttempt.run({
-            ...key,
-            finishedAt: now,
-            durationMs: report.durationMs,
-            outcome: report.outcome,
-            httpStatus: report.httpStatus ?? null,
-            errorClass: report.errorClass ?? null,
-            detail: report.detail ?? null,
-            applied: row === undefined ? 0 : 1,
+    this.#claimTx = (r) => {
+      const candidates =
+        r.only === undefined
+          ? sql.selectDue.all({ now: r.now, limit: r.limit })
+          : sql.selectDueOne.all({ now: r.now, sender: r.only.sender, eventId: r.only.eventId });
+      const batch: ClaimBatch = { claimed: [], ended: [] };
+      for (const row of candidates) {
+        const decision = r.decide(toRecord(row), r.now);
+        if (!decision.go) {
+          const ended = sql.endAtClaim.get({
+            sender: row.sender,
+            eventId: row.event_id,
+            error: decision.settlement.error,
+            errorClass: decision.settlement.errorClass,
+            responseStatus: decision.settlement.response.status,
+            responseBody: decision.settlement.response.body,
+            now: r.now,
           });
-          return row;
-        })
-        .immediate();
+          if (ended !== undefined) batch.ended.push(toRecord(ended));
+          continue;
+        }
+        const claimed = sql.claim.get({
+          sender: row.sender,
+          eventId: row.event_id,
+          owner: r.owner,
+          leaseUntil: r.now + r.leaseMs,
+          now: r.now,
+        });
+        if (claimed === undefined) continue;
+        sql.insertAttempt.run({
+          sender: claimed.sender,
+          eventId: claimed.event_id,
+          attempt: claimed.attempts,
+          leaseToken: claimed.lease_token,
+          worker: r.owner,
+          startedAt: r.now,
+        });
+        batch.claimed.push(claimOf(claimed));
+      }
+      return batch;
+    };
 
-    this.#replayTx = (request) =>
-      this.#db
-        .transaction((r: ReplayRequest): ReplayResult => {
-          const row = sql.select.get(r.sender, r.eventId);
-          if (row === undefined) return { result: "not_found" };
-          const record = toRecord(row);
-          if (row.status === EventStatus.SUCCEEDED && !r.force)
-            return { result: "refused", reason: "succeeded", record };
-          if (row.lease_until !== null && row.lease_until > r.now)
-            return { result: "refused", reason: "in_flight", record };
-          const replayed = sql.replay.get({ sender: r.sender, eventId: r.eventId, now: r.now });
-          if (replayed === undefined) throw new Error("row vanished inside its own transaction");
-          sql.insertReplay.run({
-            sender: r.sender,
-            eventId: r.eventId,
-            requestedBy: r.requestedBy,
-            reason: r.reason,
-            forced: r.force ? 1 : 0,
-            fromStatus: row.status,
-            requestedAt: r.now,
-          });
-          return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
-        })
-        .immediate(request);
+    this.#settleTx = (lease, settlement, report, now) => {
+      const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
+      const row = settleStatement(sql, key, settlement);
+      sql.finishAttempt.run({
+        ...key,
+        finishedAt: now,
+        durationMs: report.durationMs,
+        outcome: report.outcome,
+        httpStatus: report.httpStatus ?? null,
+        errorClass: report.errorClass ?? null,
+        detail: report.detail ?? null,
+        applied: row === undefined ? 0 : 1,
+      });
+      return row;
+    };
+
+    this.#replayTx = (r) => {
+      const row = sql.select.get(r.sender, r.eventId);
+      if (row === undefined) return { result: "not_found" };
+      const record = toRecord(row);
+      if (row.status === EventStatus.SUCCEEDED && !r.force) return { result: "refused", reason: "succeeded", record };
+      if (row.lease_until !== null && row.lease_until > r.now)
+        return { result: "refused", reason: "in_flight", record };
+      const replayed = sql.replay.get({ sender: r.sender, eventId: r.eventId, now: r.now });
+      if (replayed === undefined) throw new Error("row vanished inside its own transaction");
+      sql.insertReplay.run({
+        sender: r.sender,
+        eventId: r.eventId,
+        requestedBy: r.requestedBy,
+        reason: r.reason,
+        forced: r.force ? 1 : 0,
+        fromStatus: row.status,
+        requestedAt: r.now,
+      });
+      return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
+    };
 
     // Attempts and replays go by ON DELETE CASCADE; `changes` counts only the events themselves.
-    this.#purgeTx = (request) =>
-      this.#db
-        .transaction((r: PurgeRequest): number => sql.purge.run({ olderThan: r.olderThan, limit: r.batchSize }).changes)
-        .immediate(request);
+    this.#purgeTx = (r) => sql.purge.run({ olderThan: r.olderThan, limit: r.batchSize }).changes;
+  }
+
+  /** Every write goes through group commit: answered only after its batch is durable. */
+  #write<T>(work: () => T): Promise<T> {
+    return this.#writes.submit(work).catch((error: unknown) => {
+      throw asStorageError(error);
+    });
   }
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    return storage(() => this.#reserveTx(request));
+    return this.#write(() => this.#reserveTx(request));
   }
 
   async claim(request: ClaimRequest): Promise<ClaimBatch> {
-    return storage(() => this.#claimTx(request));
+    return this.#write(() => this.#claimTx(request));
   }
 
   async settle(
@@ -240,12 +235,12 @@ export class SqliteRegister implements EventRegister {
     report: AttemptReport,
     now: number,
   ): Promise<EventRecord | undefined> {
-    const row = storage(() => this.#settleTx(lease, settlement, report, now));
+    const row = await this.#write(() => this.#settleTx(lease, settlement, report, now));
     return row === undefined ? undefined : toRecord(row);
   }
 
   async replay(request: ReplayRequest): Promise<ReplayResult> {
-    return storage(() => this.#replayTx(request));
+    return this.#write(() => this.#replayTx(request));
   }
 
   async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
@@ -301,7 +296,7 @@ export class SqliteRegister implements EventRegister {
   }
 
   async purgeFinished(request: PurgeRequest): Promise<number> {
-    return storage(() => this.#purgeTx(request));
+    return this.#write(() => this.#purgeTx(request));
   }
 
   async countFinished(request: { olderThan: number }): Promise<number> {
@@ -489,11 +484,15 @@ function storage<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof Database.SqliteError || (error instanceof TypeError && /database/i.test(error.message))) {
-      throw new StorageUnavailableError(error.message, { cause: error });
-    }
-    throw error;
+    throw asStorageError(error);
   }
+}
+
+function asStorageError(error: unknown): unknown {
+  if (error instanceof Database.SqliteError || (error instanceof TypeError && /database/i.test(error.message))) {
+    return new StorageUnavailableError(error.message, { cause: error });
+  }
+  return error;
 }
 
 function claimOf(row: EventRow): Claim {

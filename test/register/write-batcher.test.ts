@@ -1,0 +1,96 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import { tempDir } from "../support/temp.ts";
+
+describe("WriteBatcher (group commit)", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+  let db: Database.Database;
+  let reader: Database.Database;
+
+  beforeEach(() => {
+    dir = tempDir();
+    file = join(dir.path, "batch.db");
+    db = new Database(file, { timeout: 50 });
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (n INTEGER PRIMARY KEY)");
+    reader = new Database(file, { readonly: true });
+  });
+  afterEach(() => {
+    reader.close();
+    db.close();
+    dir.remove();
+  });
+
+  const committedRows = () => (reader.prepare("SELECT count(*) AS c FROM t").get() as { c: number }).c;
+
+  it("commits the writes of one event-loop turn together, and answers only after the commit", async () => {
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+    const seenByReader: number[] = [];
+    const writes = Array.from({ length: 100 }, (_, n) =>
+      batcher.submit(() => {
+        // Another connection sees only committed rows: inside one batch, none of its siblings yet.
+        seenByReader.push(committedRows());
+        return insert.run(n).changes;
+      }),
+    );
+    expect(committedRows()).toBe(0);
+    expect(await Promise.all(writes)).toEqual(writes.map(() => 1));
+    expect(new Set(seenByReader)).toEqual(new Set([0]));
+    expect(committedRows()).toBe(100);
+  });
+
+  it("undoes and rejects a failing write alone; its batch commits the rest", async () => {
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+    const results = await Promise.allSettled([
+      batcher.submit(() => insert.run(1)),
+      batcher.submit(() => {
+        insert.run(2);
+        insert.run(1); // primary key clash: this job's own insert of 2 must go too
+      }),
+      batcher.submit(() => insert.run(3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((reader.prepare("SELECT n FROM t ORDER BY n").all() as Array<{ n: number }>).map((r) => r.n)).toEqual([
+      1, 3,
+    ]);
+  });
+
+  it("rejects every write of a batch that cannot begin, and writes nothing", async () => {
+    const batcher = new WriteBatcher(db);
+    const blocker = new Database(file);
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+      const results = await Promise.allSettled([
+        batcher.submit(() => insert.run(1)),
+        batcher.submit(() => insert.run(2)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+      expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_BUSY" });
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(committedRows()).toBe(0);
+  });
+
+  it("splits a flood into batches of at most maxBatch", async () => {
+    const batcher = new WriteBatcher(db, 10);
+    const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+    const seen: number[] = [];
+    await Promise.all(
+      Array.from({ length: 25 }, (_, n) =>
+        batcher.submit(() => {
+          seen.push(committedRows());
+          insert.run(n);
+        }),
+      ),
+    );
+    expect([...new Set(seen)]).toEqual([0, 10, 20]);
+  });
+});
