@@ -38,22 +38,22 @@ describe("reservation across processes on one SQLite file", { timeout: 60_000 },
   const dir = tempDir();
   afterAll(() => dir.remove());
 
-  it("creates each of 300 keys exactly once when 4 processes race for all of them", async () => {
+  it("creates each of 1000 keys exactly once when 4 processes race for all of them", async () => {
     const file = join(dir.path, "race.db");
     await new SqliteRegister(file).close();
-    const workers = ["p1", "p2", "p3", "p4"].map((owner, k) => startWorker(file, owner, 300, k * 75));
+    const workers = ["p1", "p2", "p3", "p4"].map((owner, k) => startWorker(file, owner, 1000, k * 250));
     await Promise.all(workers.map((w) => w.ready));
     for (const w of workers) w.child.stdin.end("go\n");
     const results = await Promise.all(workers.map((w) => w.done));
 
-    expect(results.reduce((sum, r) => sum + r.created, 0)).toBe(300);
+    expect(results.reduce((sum, r) => sum + r.created, 0)).toBe(1000);
     const db = new Database(file, { readonly: true });
     try {
       const rows = db.prepare("SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM inbound_events").get() as {
         n: number;
         d: number;
       };
-      expect(rows).toEqual({ n: 300, d: 300 });
+      expect(rows).toEqual({ n: 1000, d: 1000 });
     } finally {
       db.close();
     }

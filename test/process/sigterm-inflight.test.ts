@@ -1,9 +1,19 @@
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { type HttpAnswer, postEvent } from "../support/http.ts";
+import { call, type HttpAnswer, postEvent } from "../support/http.ts";
 import { ordersFor, ordersOf } from "../support/orders.ts";
 import { gatewayProcesses } from "../support/process.ts";
+
+/** Polls the gateway's status URLs (another process: there is no event to await) until each is known. */
+async function allRecorded(url: string, eventIds: string[]): Promise<void> {
+  for (let round = 0; round < 200; round++) {
+    const known = await Promise.all(eventIds.map((id) => call(`${url}/integration/v1/orders/paid/${id}`)));
+    if (known.every((answer) => answer.status === 200)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error("the gateway did not record every event");
+}
 
 describe("SIGTERM during 20 in-flight requests to a slow 1C", { timeout: 60_000 }, () => {
   const h = gatewayProcesses();
@@ -17,8 +27,13 @@ describe("SIGTERM during 20 in-flight requests to a slow 1C", { timeout: 60_000 
     const answers = events.map((e) => postEvent(gateway.url, e).catch((error: unknown) => error as Error)) as Array<
       Promise<HttpAnswer | Error>
     >;
-    // Four calls reach 1C (ONEC_MAX_CONCURRENCY); all twenty requests are waiting on them.
+    // Four calls reach 1C (ONEC_MAX_CONCURRENCY), and the gateway has recorded all twenty events:
+    // every request is in flight inside it, none still on its way in.
     while (h.onec.postCount() < 4) await once(h.onec.events, "post");
+    await allRecorded(
+      gateway.url,
+      events.map((e) => e.event_id),
+    );
 
     const stoppedAt = Date.now();
     const exited = once(gateway.child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
