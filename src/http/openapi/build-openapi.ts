@@ -918,7 +918,7 @@ function exampleData(event: JsonObject, kinds: Record<string, ProblemKind>): Exa
         "1C is slow, then down for a moment, then back. The sender resends the same body under the same event_id until the answer is final; 1C gets the order once.",
       steps: [
         {
-          title: "1. First send: 202",
+          title: "First send: 202",
           explanation:
             "1C did not answer within SYNC_WAIT_MS. The event is committed and will not be lost; the gateway goes on delivering it.",
           request: post({}, event),
@@ -929,7 +929,7 @@ function exampleData(event: JsonObject, kinds: Record<string, ProblemKind>): Exa
           },
         },
         {
-          title: "2. Resend after Retry-After: 202 again",
+          title: "Resend after Retry-After: 202 again",
           explanation:
             "The attempt failed for a passing reason (1C answered 503); the next one is due in 4 s. No second call to 1C is made while one runs.",
           request: post({}, event),
@@ -940,7 +940,7 @@ function exampleData(event: JsonObject, kinds: Record<string, ProblemKind>): Exa
           },
         },
         {
-          title: "3. Resend once more: 200, replayed",
+          title: "Resend once more: 200, replayed",
           explanation:
             "1C created the order in the meantime. The answer is the first answer's body byte for byte, with 200 and Idempotent-Replayed: true; every later repeat gets the same.",
           request: post({}, event),
@@ -951,7 +951,7 @@ function exampleData(event: JsonObject, kinds: Record<string, ProblemKind>): Exa
           },
         },
         {
-          title: "4. Another body under the same event_id: 409",
+          title: "Another body under the same event_id: 409",
           explanation:
             "Someone edited the order and resent it under the old event_id. A new event needs a new event_id.",
           request: post({}, editedEvent),
