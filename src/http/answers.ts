@@ -11,10 +11,13 @@ import type { AttemptRecord, EventRecord, OnecOrder, ResponseSnapshot } from "..
  * | other fingerprint under the same id     | 409 event-id-conflict         | 409 (checked before 202)    |
  * | SUCCEEDED                               | 201 + snapshot                | 200 + the same bytes        |
  * | FAILED_FINAL (1C refused)               | 422 + snapshot                | 422 + the same bytes        |
+ * | FAILED_FINAL (gateway gave up)          | 502 + snapshot                | 502 + the same bytes        |
  * | PROCESSING / FAILED_RETRYABLE           | 202 + status URL, Retry-After | 202                         |
  *
- * Every answer carries Location (the status URL); finished ones carry
+ * The first answer goes only to the request that recorded the event. Every
+ * answer carries Location (the status URL); finished ones carry
  * Idempotent-Replayed: false on the first answer and true on repeats.
+ * Refusals before anything is recorded are problems from the catalogue.
  */
 export interface Answer {
   status: number;
