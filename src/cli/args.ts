@@ -1,4 +1,5 @@
 import { hostname, userInfo } from "node:os";
+import { SENDER_ID_PATTERN } from "../config/senders.ts";
 import { ALL_STATUSES, type EventStatus } from "../register/event-status.ts";
 import { UsageError } from "./context.ts";
 
@@ -85,4 +86,12 @@ function defaultRequester(): string {
     user = process.env.USER ?? "unknown";
   }
   return `${user}@${hostname()}`;
+}
+
+/** `--sender ID`: which sender's event, when several used one event_id; absent means any. */
+export function senderOption(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!SENDER_ID_PATTERN.test(raw))
+    throw new UsageError(`--sender must be a sender id (1-64 of A-Z a-z 0-9 . _ -), got "${raw}"`);
+  return raw;
 }

@@ -19,8 +19,11 @@ describe("gateway list", { timeout: 60_000 }, () => {
     const run = gateway(["list", "--status", "FAILED_FINAL"], db.env);
     expect(run.status).toBe(0);
     const lines = run.stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^event_id +status +attempts +updated_at +last_error$/);
-    expect(lines.slice(1).map((line) => line.split(/ +/)[0])).toEqual([first, second]);
+    expect(lines[0]).toMatch(/^sender +event_id +status +attempts +updated_at +last_error$/);
+    expect(lines.slice(1).map((line) => line.split(/ +/).slice(0, 2))).toEqual([
+      ["default", first],
+      ["default", second],
+    ]);
     expect(lines[1]).toMatch(/ FAILED_FINAL +1 +\S+Z +1C refused: unknown SKU$/);
   });
 

@@ -2,14 +2,15 @@ import { parseArgs } from "node:util";
 import { statusView } from "../../http/answers.ts";
 import type { EventStatus } from "../../register/event-status.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
-import { integerOption, noPositionals, parsing, statusOption, timeOption } from "../args.ts";
+import { integerOption, noPositionals, parsing, senderOption, statusOption, timeOption } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { iso, oneLine, table } from "../format.ts";
 import { withRegister } from "../open-register.ts";
 
 export interface ListOptions {
   status: EventStatus;
+  /** Only this sender's events; absent: every sender's. */
+  sender: string | undefined;
   /** received_at bounds, inclusive, epoch ms. */
   since: number | undefined;
   until: number | undefined;
@@ -23,21 +24,34 @@ export const MAX_LIMIT = 10_000;
 /** One line per event in `status`, oldest received first. */
 export async function listEvents(options: ListOptions, register: EventRegister, io: CliContext): Promise<number> {
   const records = await register.list({
-    sender: DEFAULT_SENDER,
+    ...(options.sender === undefined ? {} : { sender: options.sender }),
     status: options.status,
     since: options.since,
     until: options.until,
     limit: options.limit,
   });
   if (options.json) {
-    io.out(JSON.stringify(records.map(statusView), null, 2));
+    io.out(
+      JSON.stringify(
+        records.map((r) => ({ sender: r.sender, ...statusView(r) })),
+        null,
+        2,
+      ),
+    );
   } else if (records.length === 0) {
     io.out(`no ${options.status} events`);
   } else {
     io.out(
       table(
-        ["event_id", "status", "attempts", "updated_at", "last_error"],
-        records.map((r) => [r.eventId, r.status, String(r.attempts), iso(r.updatedAt), oneLine(r.lastError, 60)]),
+        ["sender", "event_id", "status", "attempts", "updated_at", "last_error"],
+        records.map((r) => [
+          r.sender,
+          r.eventId,
+          r.status,
+          String(r.attempts),
+          iso(r.updatedAt),
+          oneLine(r.lastError, 60),
+        ]),
       ),
     );
   }
@@ -53,11 +67,12 @@ export const listCommand: Command = {
   summary: "events in one status",
   help: `Usage: gateway list --status <STATUS> [--since ISO] [--until ISO] [--limit N] [--json]
 
-One line per event, oldest received first: event_id, status, attempts,
+One line per event, oldest received first: sender, event_id, status, attempts,
 updated_at, last error (truncated).
 
 Options:
   --status STATUS   PROCESSING, SUCCEEDED, FAILED_RETRYABLE or FAILED_FINAL (required)
+  --sender ID       only this sender's events (default: every sender's)
   --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z
   --until ISO       received at or before
   --limit N         at most N events (default ${DEFAULT_LIMIT}, up to ${MAX_LIMIT})
@@ -70,6 +85,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
         args: argv,
         options: {
           status: { type: "string" },
+          sender: { type: "string" },
           since: { type: "string" },
           until: { type: "string" },
           limit: { type: "string" },
@@ -81,6 +97,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
     noPositionals(positionals);
     const options: ListOptions = {
       status: statusOption(values.status),
+      sender: senderOption(values.sender),
       since: timeOption("since", values.since),
       until: timeOption("until", values.until),
       limit: integerOption("limit", values.limit, DEFAULT_LIMIT, 1, MAX_LIMIT),

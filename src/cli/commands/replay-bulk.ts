@@ -1,12 +1,13 @@
 import type { EventStatus } from "../../register/event-status.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
 import type { CliContext } from "../context.ts";
 import { oneLine } from "../format.ts";
 import { type ReplayRequestOptions, replayOne } from "./replay-event.ts";
 
 export interface BulkReplayOptions extends ReplayRequestOptions {
   status: EventStatus;
+  /** Only this sender's events; absent: every sender's. */
+  sender: string | undefined;
   /** received_at bounds, inclusive, epoch ms. */
   since: number | undefined;
   until: number | undefined;
@@ -24,7 +25,7 @@ export interface BulkReplayOptions extends ReplayRequestOptions {
  */
 export async function replayBulk(options: BulkReplayOptions, register: EventRegister, io: CliContext): Promise<number> {
   const records = await register.list({
-    sender: DEFAULT_SENDER,
+    ...(options.sender === undefined ? {} : { sender: options.sender }),
     status: options.status,
     since: options.since,
     until: options.until,
@@ -50,7 +51,7 @@ export async function replayBulk(options: BulkReplayOptions, register: EventRegi
   let refused = 0;
   for (const [index, record] of records.entries()) {
     if (index > 0) await io.sleep(pauseMs);
-    const outcome = await replayOne(register, record.eventId, options, io.now());
+    const outcome = await replayOne(register, record.eventId, options, io.now(), record.sender);
     io.out(outcome.line);
     if (outcome.replayed) replayed += 1;
     else refused += 1;

@@ -1,6 +1,6 @@
 import { EventStatus } from "../../register/event-status.ts";
+import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
 import type { CliContext } from "../context.ts";
 import { iso } from "../format.ts";
 
@@ -14,6 +14,8 @@ export interface ReplayRequestOptions {
 
 export interface ReplayEventOptions extends ReplayRequestOptions {
   eventId: string;
+  /** Whose event, when several senders used the id. */
+  sender: string | undefined;
 }
 
 export interface ReplayOutcome {
@@ -31,8 +33,15 @@ export async function replayOne(
   eventId: string,
   request: ReplayRequestOptions,
   now: number,
+  sender?: string,
 ): Promise<ReplayOutcome> {
-  const result = await register.replay({ sender: DEFAULT_SENDER, eventId, ...request, now });
+  const lookup = await lookUpEvent(register, eventId, sender);
+  if (lookup.kind === "missing") return { replayed: false, line: `${eventId}: no event with this event_id` };
+  if (lookup.kind === "ambiguous") {
+    return { replayed: false, line: `${eventId}: sent by ${lookup.senders.join(", ")}; add --sender <one of them>` };
+  }
+  const { reason, requestedBy, force } = request;
+  const result = await register.replay({ sender: lookup.record.sender, eventId, reason, requestedBy, force, now });
   switch (result.result) {
     case "replayed": {
       const how = request.force && result.fromStatus === EventStatus.SUCCEEDED ? "forced replay" : "replay";
@@ -63,8 +72,8 @@ export async function replayEvent(
   register: EventRegister,
   io: CliContext,
 ): Promise<number> {
-  const { eventId, ...request } = options;
-  const outcome = await replayOne(register, eventId, request, io.now());
+  const { eventId, sender, ...request } = options;
+  const outcome = await replayOne(register, eventId, request, io.now(), sender);
   if (outcome.replayed) {
     io.out(outcome.line);
     return 0;

@@ -7,6 +7,7 @@ import {
   rateOption,
   reasonOption,
   requestedByOption,
+  senderOption,
   statusOption,
   timeOption,
 } from "../args.ts";
@@ -22,6 +23,7 @@ const BULK_ONLY = ["since", "until", "limit", "rate", "dry-run"] as const;
 const OPTIONS = {
   reason: { type: "string" },
   by: { type: "string" },
+  sender: { type: "string" },
   force: { type: "boolean", default: false },
   status: { type: "string" },
   since: { type: "string" },
@@ -46,6 +48,7 @@ delivers them at its next poll (DELIVERY_POLL_MS, default 1 s).
 Options:
   --reason TEXT     why, for the audit trail (required, up to 500 characters)
   --by NAME         who asks (default: user@host)
+  --sender ID       whose event, when several senders used the id (bulk: only this sender's)
   --force           replay SUCCEEDED events too: the same bytes go to 1C again,
                     and 1C answers with the order it already has
 Bulk (--status instead of an event_id):
@@ -79,6 +82,7 @@ function oneEventOptions({ values, positionals }: Parsed): ReplayEventOptions {
   if (bulkFlag !== undefined) throw new UsageError(`--${bulkFlag} applies to bulk replay (--status) only`);
   return {
     eventId: onePositional(positionals, "event_id"),
+    sender: senderOption(values.sender),
     reason: reasonOption(values.reason),
     requestedBy: requestedByOption(values.by),
     force: values.force,
@@ -89,6 +93,7 @@ function bulkOptions({ values, positionals }: Parsed): BulkReplayOptions {
   if (positionals.length > 0) throw new UsageError("give either an <event_id> or --status, not both");
   const options: BulkReplayOptions = {
     status: statusOption(values.status),
+    sender: senderOption(values.sender),
     since: timeOption("since", values.since),
     until: timeOption("until", values.until),
     limit: integerOption("limit", values.limit, DEFAULT_LIMIT, 1, MAX_LIMIT),

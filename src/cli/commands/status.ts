@@ -1,26 +1,33 @@
 import { parseArgs } from "node:util";
 import { attemptView, statusView } from "../../http/answers.ts";
+import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_SENDER } from "../../register/senders.ts";
-import { onePositional, parsing } from "../args.ts";
+import { onePositional, parsing, senderOption } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { cell, oneLine, table } from "../format.ts";
 import { withRegister } from "../open-register.ts";
 
 export interface StatusOptions {
   eventId: string;
+  /** Whose event, when several senders used the id. */
+  sender: string | undefined;
   json: boolean;
 }
 
 /** Prints an event's state and its attempt history; 1 when there is no such event. */
 export async function showStatus(options: StatusOptions, register: EventRegister, io: CliContext): Promise<number> {
-  const record = await register.find(DEFAULT_SENDER, options.eventId);
-  if (record === undefined) {
+  const lookup = await lookUpEvent(register, options.eventId, options.sender);
+  if (lookup.kind === "missing") {
     io.err(`no event with event_id "${options.eventId}"`);
     return 1;
   }
+  if (lookup.kind === "ambiguous") {
+    io.err(`senders ${lookup.senders.join(", ")} each sent "${options.eventId}"; add --sender <one of them>`);
+    return 1;
+  }
+  const { record } = lookup;
   const attempts = (await register.listAttempts(record.sender, record.eventId)).map(attemptView);
-  const view = statusView(record);
+  const view = { sender: record.sender, ...statusView(record) };
   if (options.json) {
     io.out(JSON.stringify({ ...view, attempt_history: attempts }, null, 2));
     return 0;
@@ -55,23 +62,32 @@ export async function showStatus(options: StatusOptions, register: EventRegister
 
 export const statusCommand: Command = {
   name: "status",
-  synopsis: "status <event_id> [--json]",
+  synopsis: "status <event_id> [--sender ID] [--json]",
   summary: "an event's state and its delivery attempts",
-  help: `Usage: gateway status <event_id> [--json]
+  help: `Usage: gateway status <event_id> [--sender ID] [--json]
 
 Prints the event's state (the same fields as its HTTP status URL) and its
 delivery attempts: attempt, started_at, duration, outcome, http_status,
 error_class, detail. Exits 1 when no event has that event_id.
 
 Options:
-  --json   one JSON document: the status view plus "attempt_history"
+  --sender ID  whose event, when several senders used the id
+  --json       one JSON document: the status view plus "attempt_history"
 
 Reads DATABASE_URL; ONEC_URL is not needed.`,
   async run(argv, context) {
     const { values, positionals } = parsing(() =>
-      parseArgs({ args: argv, options: { json: { type: "boolean", default: false } }, allowPositionals: true }),
+      parseArgs({
+        args: argv,
+        options: { json: { type: "boolean", default: false }, sender: { type: "string" } },
+        allowPositionals: true,
+      }),
     );
-    const options = { eventId: onePositional(positionals, "event_id"), json: values.json };
+    const options = {
+      eventId: onePositional(positionals, "event_id"),
+      sender: senderOption(values.sender),
+      json: values.json,
+    };
     return withRegister(context.env, (register) => showStatus(options, register, context));
   },
 };

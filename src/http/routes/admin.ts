@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deliverer } from "../../delivery/deliverer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
+import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
@@ -212,17 +213,13 @@ async function resolveEvent(
     notFound(request, reply, eventId);
     return undefined;
   }
-  const { sender } = request.query;
-  const candidates =
-    sender === undefined
-      ? await register.findByEventId(eventId)
-      : [await register.find(sender, eventId)].filter((r): r is EventRecord => r !== undefined);
-  if (candidates.length === 1) return candidates[0];
-  if (candidates.length === 0) {
+  const lookup = await lookUpEvent(register, eventId, request.query.sender);
+  if (lookup.kind === "found") return lookup.record;
+  if (lookup.kind === "missing") {
     notFound(request, reply, eventId);
     return undefined;
   }
-  const senders = candidates.map((c) => c.sender);
+  const senders = lookup.senders;
   sendAnswer(
     reply,
     problemAnswer("GW_ERR_AMBIGUOUS_EVENT", request.id, {
