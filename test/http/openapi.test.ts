@@ -8,13 +8,8 @@ import type { Deliverer } from "../../src/delivery/deliverer.ts";
 import { orderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, problems } from "../../src/errors/catalogue.ts";
 import { ANSWER_TABLE } from "../../src/http/openapi/answer-table.ts";
-import {
-  buildOpenApi,
-  defComponentName,
-  JSON_MEDIA_TYPE,
-  loadOpenApiSources,
-  PROBLEM_MEDIA_TYPE,
-} from "../../src/http/openapi/build-openapi.ts";
+import { buildOpenApi, loadOpenApiSources } from "../../src/http/openapi/build-openapi.ts";
+import { defComponentName, JSON_MEDIA_TYPE, PROBLEM_MEDIA_TYPE } from "../../src/http/openapi/json.ts";
 import { operationsOf, problemsOf, resolvePointer } from "../../src/http/openapi/render-docs.ts";
 import type { JsonObject, JsonValue, ParameterObject, Ref } from "../../src/http/openapi/types.ts";
 import { adminRoutes } from "../../src/http/routes/admin.ts";

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from "node:http";
-import { PROBLEM_MEDIA_TYPE } from "./build-openapi.ts";
+import { PROBLEM_MEDIA_TYPE } from "./json.ts";
 import type {
   HeaderObject,
   JsonObject,

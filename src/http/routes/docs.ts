@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { buildOpenApi, DOCS_PATH, OPENAPI_PATH } from "../openapi/build-openapi.ts";
+import { buildOpenApi } from "../openapi/build-openapi.ts";
+import { DOCS_PATH, OPENAPI_PATH } from "../openapi/json.ts";
 import { renderDocsHtml } from "../openapi/render-docs.ts";
 
 /** The page has no script and no external asset; the policy keeps it that way. */

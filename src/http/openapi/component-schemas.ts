@@ -1,0 +1,327 @@
+import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
+import { ALL_STATUSES, EventStatus } from "../../register/event-status.ts";
+import { replayBodySchema } from "../routes/admin.ts";
+import { asJsonObject, defComponentName, schemaRef } from "./json.ts";
+import type { JsonObject, JsonValue } from "./types.ts";
+
+/** The components/schemas: the order-paid schema hoisted from `$defs`, the answer views, one schema per problem. */
+
+export interface Hoisted {
+  root: JsonObject;
+  defs: Record<string, JsonObject>;
+}
+
+/**
+ * `$defs` become component schemas and their `$ref`s point there, so the
+ * schema is valid as a component and its refs resolve inside the document.
+ * `$id` goes too: it would make those refs resolve against the schema's URL.
+ */
+export function hoistDefs(schema: JsonObject): Hoisted {
+  const { $defs, $id: _id, $schema: _dialect, ...root } = schema;
+  const defs: Record<string, JsonObject> = {};
+  const defsObject = $defs === undefined ? {} : asJsonObject($defs, "$defs");
+  for (const [name, def] of Object.entries(defsObject)) {
+    defs[defComponentName(name)] = asJsonObject(rewriteRefs(def), `$defs/${name}`);
+  }
+  return { root: asJsonObject(rewriteRefs(root), "order-paid schema"), defs };
+}
+
+function rewriteRefs(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, JsonValue> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$ref" && typeof inner === "string") {
+      const match = /^#\/\$defs\/([^/]+)$/.exec(inner);
+      if (match?.[1] === undefined) throw new Error(`unsupported $ref ${inner} in the order-paid schema`);
+      out[key] = `#/components/schemas/${defComponentName(match[1])}`;
+    } else {
+      out[key] = rewriteRefs(inner);
+    }
+  }
+  return out;
+}
+
+const nullable = (type: string, extra: JsonObject = {}): JsonObject => ({ type: [type, "null"], ...extra });
+export const dateTime: JsonObject = { type: "string", format: "date-time" };
+
+/** The fields of `statusView()` in answers.ts. */
+const statusViewProperties: JsonObject = {
+  event_id: schemaRef("EventId"),
+  status: schemaRef("EventStatus"),
+  attempts: { type: "integer", minimum: 0, description: "Attempts started, replays included." },
+  order: { oneOf: [schemaRef("OnecOrder"), { type: "null" }] },
+  error: nullable("string", { description: "Why the last attempt failed." }),
+  error_class: nullable("string", {
+    description:
+      "e.g. `http_503`, `timeout`, `onec_unauthorized`; for FAILED_FINAL `onec_rejected`, `onec_conflict`, `max_attempts`, `max_age`, `crash_loop`.",
+  }),
+  next_attempt_at: nullable("string", { format: "date-time", description: "Set while pending." }),
+  received_at: dateTime,
+  updated_at: dateTime,
+  correlation_id: { type: "string", description: "The X-Correlation-ID of the request that recorded it." },
+};
+
+export function viewSchemas(kinds: Record<string, ProblemKind>): Record<string, JsonObject> {
+  return {
+    EventStatus: {
+      type: "string",
+      enum: [...ALL_STATUSES],
+      description:
+        "`PROCESSING`: recorded; an attempt runs or is due. `FAILED_RETRYABLE`: the last attempt failed for a passing reason; another follows at `next_attempt_at`. `SUCCEEDED`: 1C has the order. `FAILED_FINAL`: 1C refused it, or the gateway gave up.",
+    },
+    OnecOrder: {
+      type: "object",
+      required: ["id", "number"],
+      properties: { id: { type: "string" }, number: { type: "string" } },
+      description: "The order 1C made for the event.",
+    },
+    OrderAccepted: {
+      type: "object",
+      required: ["event_id", "status", "order", "status_url"],
+      properties: {
+        event_id: schemaRef("EventId"),
+        status: { const: EventStatus.SUCCEEDED },
+        order: schemaRef("OnecOrder"),
+        status_url: { type: "string", format: "uri-reference" },
+      },
+      description: "1C has the order. A repeat gets these very bytes again, with 200.",
+    },
+    EventPending: {
+      type: "object",
+      required: ["event_id", "status", "status_url"],
+      properties: {
+        event_id: schemaRef("EventId"),
+        status: { enum: [EventStatus.PROCESSING, EventStatus.FAILED_RETRYABLE] },
+        status_url: { type: "string", format: "uri-reference" },
+      },
+      description: "Recorded durably, not delivered yet. Resend after Retry-After, or poll status_url.",
+    },
+    EventStatusView: {
+      type: "object",
+      required: [
+        "event_id",
+        "status",
+        "attempts",
+        "order",
+        "error",
+        "error_class",
+        "next_attempt_at",
+        "received_at",
+        "updated_at",
+        "correlation_id",
+      ],
+      properties: statusViewProperties,
+      description: "The status URL's answer.",
+    },
+    AttemptView: {
+      type: "object",
+      required: [
+        "attempt",
+        "started_at",
+        "finished_at",
+        "duration_ms",
+        "outcome",
+        "http_status",
+        "error_class",
+        "detail",
+        "worker",
+        "applied",
+      ],
+      properties: {
+        attempt: { type: "integer", minimum: 1 },
+        started_at: dateTime,
+        finished_at: nullable("string", { format: "date-time" }),
+        duration_ms: nullable("integer"),
+        outcome: {
+          type: "string",
+          description:
+            "`delivered`, `rejected`, `conflict`, `unauthorized`, `retryable`, or `unfinished` (the process stopped during the call).",
+        },
+        http_status: nullable("integer", { description: "1C's HTTP status, if it answered." }),
+        error_class: nullable("string"),
+        detail: nullable("string"),
+        worker: { type: "string", description: "host:pid:id of the process that ran it." },
+        applied: nullable("boolean", {
+          description: "false: it finished after its lease expired and another attempt took over; kept here only.",
+        }),
+      },
+    },
+    AttemptsView: {
+      type: "object",
+      required: ["event_id", "status", "attempts"],
+      properties: {
+        event_id: schemaRef("EventId"),
+        status: schemaRef("EventStatus"),
+        attempts: { type: "array", items: schemaRef("AttemptView") },
+      },
+      description: "Every attempt to deliver the event to 1C, kept for good.",
+    },
+    ProblemFieldError: {
+      type: "object",
+      required: ["path", "rule", "message"],
+      properties: {
+        path: { type: "string", description: "JSON Pointer into the request body." },
+        rule: { type: "string", description: "The schema keyword or business rule that refused it." },
+        message: { type: "string" },
+      },
+    },
+    Problem: {
+      type: "object",
+      required: ["type", "title", "status", "detail", "code", "correlation_id", "retryable"],
+      properties: {
+        type: {
+          type: "string",
+          format: "uri-reference",
+          description: `\`${PROBLEM_TYPE_BASE}<slug>\`; resolves to the problem type's description.`,
+        },
+        title: { type: "string" },
+        status: { type: "integer", minimum: 400, maximum: 599 },
+        detail: { type: "string", description: "What happened to this request, and what to do." },
+        code: { type: "string", enum: Object.keys(kinds) },
+        correlation_id: { type: "string" },
+        retryable: {
+          type: "boolean",
+          description: "Whether the same request with the same event_id may succeed later.",
+        },
+        instance: { type: "string" },
+        event_id: schemaRef("EventId"),
+        status_url: { type: "string", format: "uri-reference" },
+        errors: {
+          type: "array",
+          items: schemaRef("ProblemFieldError"),
+          description: "schema-violation and business-rules-violated: every refused field.",
+        },
+        onec_error: {
+          type: "object",
+          required: ["code", "message"],
+          properties: { code: { type: "string" }, message: { type: "string" } },
+          description: "onec-rejected and onec-conflict: what 1C said.",
+        },
+      },
+      description: "RFC 9457 problem details with the gateway's extension members.",
+    },
+    ProblemTypeDescription: {
+      type: "object",
+      required: ["code", "status", "slug", "title", "retryable"],
+      properties: {
+        code: { type: "string" },
+        status: { type: "integer" },
+        slug: { type: "string" },
+        title: { type: "string" },
+        retryable: { type: "boolean" },
+      },
+    },
+    Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
+    Readiness: { type: "object", required: ["status"], properties: { status: { const: "ready" } } },
+    // The very schema adminRoutes validates the body with.
+    ReplayRequest: structuredClone(replayBodySchema) as unknown as JsonObject,
+    ReplayAccepted: {
+      allOf: [schemaRef("EventStatusView")],
+      type: "object",
+      required: ["sender", "replayed_from", "status_url"],
+      properties: {
+        sender: { type: "string" },
+        replayed_from: schemaRef("EventStatus"),
+        status_url: { type: "string", format: "uri-reference" },
+      },
+      description: "The event is pending again with a fresh attempt budget; its history and status URL are kept.",
+    },
+    AdminEventView: {
+      allOf: [schemaRef("EventStatusView")],
+      type: "object",
+      required: ["sender"],
+      properties: { sender: { type: "string" } },
+      description: "The status view with the sender the event belongs to.",
+    },
+    AdminEventDetail: {
+      type: "object",
+      required: [
+        ...new Set([
+          ...Object.keys(statusViewProperties),
+          "sender",
+          "status_url",
+          "body",
+          "fingerprint",
+          "policy_version",
+          "lease",
+          "response",
+          "replays",
+        ]),
+      ],
+      properties: {
+        ...statusViewProperties,
+        sender: { type: "string" },
+        status_url: { type: "string", format: "uri-reference" },
+        body: { ...schemaRef("OrderPaidEvent"), description: "The accepted event, as delivered to 1C." },
+        fingerprint: { type: "string" },
+        policy_version: { type: "string" },
+        lease: {
+          oneOf: [
+            {
+              type: "object",
+              required: ["owner", "until"],
+              properties: { owner: nullable("string"), until: dateTime },
+              description: "The attempt running now.",
+            },
+            { type: "null" },
+          ],
+        },
+        response: {
+          oneOf: [
+            {
+              type: "object",
+              required: ["status", "body"],
+              properties: { status: { type: "integer" }, body: { type: "string" } },
+              description: "The recorded final answer that every repeat gets, byte for byte.",
+            },
+            { type: "null" },
+          ],
+        },
+        attempts: {
+          type: "array",
+          items: schemaRef("AttemptView"),
+          description: "Every attempt (here `attempts` is the list, not the count of the status view).",
+        },
+        replays: { type: "array", items: schemaRef("ReplayRecord") },
+      },
+      description: "Everything the gateway holds about one event: the status view's fields and more.",
+    },
+    ReplayRecord: {
+      type: "object",
+      required: ["requested_by", "reason", "forced", "from_status", "requested_at"],
+      properties: {
+        requested_by: { type: "string" },
+        reason: { type: "string" },
+        forced: { type: "boolean" },
+        from_status: schemaRef("EventStatus"),
+        requested_at: dateTime,
+      },
+      description: "Who replayed the event, when and why.",
+    },
+    AdminEventList: {
+      type: "object",
+      required: ["events", "next_cursor"],
+      properties: {
+        events: { type: "array", items: schemaRef("AdminEventView") },
+        next_cursor: nullable("string", { description: "Pass as `cursor` for the next page; null on the last." }),
+      },
+    },
+  };
+}
+
+export function problemSchema(code: string, kind: ProblemKind): JsonObject {
+  return {
+    title: kind.title,
+    description: `\`${PROBLEM_TYPE_BASE}${kind.slug}\` (${kind.status}). Retryable: ${kind.retryable ? "yes" : "no"}.`,
+    allOf: [schemaRef("Problem")],
+    type: "object",
+    properties: {
+      type: { const: PROBLEM_TYPE_BASE + kind.slug },
+      title: { const: kind.title },
+      status: { const: kind.status },
+      code: { const: code },
+      retryable: { const: kind.retryable },
+    },
+  };
+}
