@@ -26,6 +26,4 @@ export function cell(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+export { iso } from "../http/answers.ts";

@@ -170,6 +170,7 @@ export function attemptView(attempt: AttemptRecord): Record<string, unknown> {
   };
 }
 
-function iso(ms: number): string {
+/** Times on the wire: ISO 8601 in UTC. */
+export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -1,13 +1,14 @@
 import { parseArgs } from "node:util";
 import { statusView } from "../../http/answers.ts";
 import type { EventStatus } from "../../register/event-status.ts";
-import type { EventRegister } from "../../register/port.ts";
+import type { EventRecord, EventRegister } from "../../register/port.ts";
 import { integerOption, noPositionals, parsing, senderOption, statusOption, timeOption } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { iso, oneLine, table } from "../format.ts";
 import { withRegister } from "../open-register.ts";
 
-export interface ListOptions {
+/** Which events `list` and bulk `replay` work on: one status, oldest received first. */
+export interface EventSelection {
   status: EventStatus;
   /** Only this sender's events; absent: every sender's. */
   sender: string | undefined;
@@ -15,7 +16,15 @@ export interface ListOptions {
   since: number | undefined;
   until: number | undefined;
   limit: number;
+}
+
+export interface ListOptions extends EventSelection {
   json: boolean;
+}
+
+export function selectEvents(register: EventRegister, selection: EventSelection): Promise<EventRecord[]> {
+  const { status, sender, since, until, limit } = selection;
+  return register.list({ status, sender, since, until, limit });
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -23,13 +32,7 @@ export const MAX_LIMIT = 10_000;
 
 /** One line per event in `status`, oldest received first. */
 export async function listEvents(options: ListOptions, register: EventRegister, io: CliContext): Promise<number> {
-  const records = await register.list({
-    ...(options.sender === undefined ? {} : { sender: options.sender }),
-    status: options.status,
-    since: options.since,
-    until: options.until,
-    limit: options.limit,
-  });
+  const records = await selectEvents(register, options);
   if (options.json) {
     io.out(
       JSON.stringify(

@@ -1,17 +1,10 @@
-import type { EventStatus } from "../../register/event-status.ts";
 import type { EventRegister } from "../../register/port.ts";
 import type { CliContext } from "../context.ts";
 import { oneLine } from "../format.ts";
+import { type EventSelection, selectEvents } from "./list.ts";
 import { type ReplayRequestOptions, replayOne } from "./replay-event.ts";
 
-export interface BulkReplayOptions extends ReplayRequestOptions {
-  status: EventStatus;
-  /** Only this sender's events; absent: every sender's. */
-  sender: string | undefined;
-  /** received_at bounds, inclusive, epoch ms. */
-  since: number | undefined;
-  until: number | undefined;
-  limit: number;
+export interface BulkReplayOptions extends ReplayRequestOptions, EventSelection {
   /** Replays per second: the pause between two replays is 1000 / rate ms. */
   rate: number;
   dryRun: boolean;
@@ -24,13 +17,7 @@ export interface BulkReplayOptions extends ReplayRequestOptions {
  * 0 when every event was replayed, 1 when some were refused.
  */
 export async function replayBulk(options: BulkReplayOptions, register: EventRegister, io: CliContext): Promise<number> {
-  const records = await register.list({
-    ...(options.sender === undefined ? {} : { sender: options.sender }),
-    status: options.status,
-    since: options.since,
-    until: options.until,
-    limit: options.limit,
-  });
+  const records = await selectEvents(register, options);
   if (records.length === options.limit) {
     io.err(`taking the first ${options.limit} matching events; run again (or raise --limit) for the rest`);
   }

@@ -5,7 +5,7 @@ import { isValidEventId } from "../../domain/order-paid.ts";
 import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
 import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
-import { attemptView, JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
+import { attemptView, iso, JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { bearerToken } from "../sender-auth.ts";
 
@@ -249,8 +249,4 @@ function decodeCursor(cursor: string): PageCursor | undefined {
   } catch {
     return undefined;
   }
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
