@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import type { Deliverer } from "../delivery/deliverer.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
@@ -88,25 +87,28 @@ export class OrderPaidAcceptor {
     return this.#deliverer === undefined || this.#deliverer.delivering;
   }
 
-  async #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
-    const signal = AbortSignal.any([AbortSignal.timeout(ms), this.#stopping.signal]);
-    if (signal.aborted) return;
-    if (this.#deliverer === undefined) {
-      await once(signal, "abort");
-      return;
-    }
+  /**
+   * Resolves on this event's settle in this process, on stop, or after `ms`.
+   * The timer is our own (never AbortSignal.timeout): a request waiting for
+   * another process's delivery has nothing else to wake it.
+   */
+  #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
+    const stopping = this.#stopping.signal;
+    if (stopping.aborted) return Promise.resolve();
     const deliverer = this.#deliverer;
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       const done = () => {
-        deliverer.off("settled", onSettled);
-        signal.removeEventListener("abort", done);
+        clearTimeout(timer);
+        stopping.removeEventListener("abort", done);
+        deliverer?.off("settled", onSettled);
         resolve();
       };
       const onSettled = (settled: EventRecord) => {
         if (settled.sender === record.sender && settled.eventId === record.eventId) done();
       };
-      deliverer.on("settled", onSettled);
-      signal.addEventListener("abort", done, { once: true });
+      const timer = setTimeout(done, ms);
+      stopping.addEventListener("abort", done, { once: true });
+      deliverer?.on("settled", onSettled);
     });
   }
 }

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher, request } from "undici";
+import { deadline } from "../util/deadline.ts";
 import { classifyError, classifyResponse } from "./classify-response.ts";
 import type { OnecOutcome } from "./outcome.ts";
 
@@ -7,7 +8,7 @@ export interface OnecClientOptions {
   baseUrl: string;
   user?: string | undefined;
   password?: string | undefined;
-  /** Whole-call deadline. An AbortSignal, since undici's own timers tick at ~1 s. */
+  /** Whole-call deadline, on our own timer: undici's own timers tick at ~1 s. */
   timeoutMs: number;
   /** Tests inject a MockAgent here. */
   dispatcher?: Dispatcher;
@@ -57,19 +58,22 @@ export class OnecClient {
       "idempotency-key": delivery.idempotencyKey,
     };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
+    const timeout = deadline(this.#timeoutMs);
     try {
       const response = await request(this.#url, {
         method: "POST",
         headers,
         body: delivery.body,
         dispatcher: this.#dispatcher,
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: timeout.signal,
       });
       const text = await readLimited(response.body, MAX_ANSWER_BYTES);
       const retryAfter = response.headers["retry-after"];
       return classifyResponse(response.statusCode, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
     } catch (error) {
       return classifyError(error);
+    } finally {
+      timeout.clear();
     }
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { deadline } from "../../util/deadline.ts";
 import { type CaseExpect, type ContractCase, loadContract } from "./cases.ts";
 import { type Answer, compareAnswer, describeActual, describeExpected, parseJson } from "./compare.ts";
 import { fillTemplates, type RecordedAnswer, TemplateError } from "./template.ts";
@@ -139,13 +140,14 @@ async function runCase(
   const headers = { ...request.headers };
   if (target.auth !== undefined) headers.authorization = target.auth;
   let answer: Answer;
+  const timeout = deadline(target.timeoutMs);
   try {
     const response = await fetch(`${target.base}${request.path}`, {
       method: request.method,
       headers,
       body: request.body,
       redirect: "manual",
-      signal: AbortSignal.timeout(target.timeoutMs),
+      signal: timeout.signal,
     });
     const answerHeaders: Record<string, string> = {};
     response.headers.forEach((value, name) => {
@@ -154,6 +156,8 @@ async function runCase(
     answer = { status: response.status, headers: answerHeaders, bodyText: await response.text() };
   } catch (error) {
     return { ...result, ok: false, actual: "no answer", detail: describeFetchError(error, target.timeoutMs) };
+  } finally {
+    timeout.clear();
   }
   session.record(contractCase.name, answer);
   const problems = compareAnswer(expect, answer);

@@ -1,0 +1,18 @@
+/**
+ * An abort signal that fires after `ms`, on a timer this code owns.
+ *
+ * Not AbortSignal.timeout(): on Node 20 a timeout signal that only a composite
+ * AbortSignal.any() depends on can be garbage-collected before it fires
+ * (nodejs/node#57736), and a wait that depended on it never ends. A timer we
+ * hold cannot be collected, and clear() releases it as soon as the work is done.
+ */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  clear(): void;
+}
+
+export function deadline(ms: number): Deadline {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")), ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
