@@ -104,7 +104,6 @@ export function createMetrics(stack: DeliveryStack, now: () => number): GatewayM
       metrics.failedFinal(record.lastErrorClass ?? "unknown");
     }
   });
-  stack.deliverer.on("ended", (record) => metrics.failedFinal(record.lastErrorClass ?? "unknown"));
   return metrics;
 }
 

@@ -1,22 +1,34 @@
 import type { Logger } from "pino";
 import { excerpt } from "../onec/classify-response.ts";
 import type { OnecClient } from "../onec/client.ts";
-import type { OnecOutcome } from "../onec/outcome.ts";
-import type { AttemptReport, Claim, EventRecord, EventRegister } from "../register/port.ts";
-import { type DeliveryPolicy, settlementFor } from "./retry-policy.ts";
+import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
+import type {
+  AttemptReport,
+  Claim,
+  EventRecord,
+  EventRegister,
+  FinalSettlement,
+  Settlement,
+} from "../register/port.ts";
+import { type DeliveryPolicy, planAttempt, settlementAfterLookup, verdictFor } from "./retry-policy.ts";
 
 export interface AttemptDeps {
   register: EventRegister;
-  onec: Pick<OnecClient, "sendOrderPaid">;
+  onec: Pick<OnecClient, "sendOrderPaid" | "lookUpEvent">;
   policy: DeliveryPolicy;
   now: () => number;
   log: Logger;
 }
 
+/** What the attempt came to, as metrics count it. */
+export type AttemptOutcome = OnecOutcome["kind"] | `lookup_${EventLookup["kind"]}`;
+
 export interface AttemptResult {
   /** The record after the attempt: ours if the lease held, the newer claim's if not. */
   record: EventRecord;
-  outcome: OnecOutcome;
+  outcome: AttemptOutcome;
+  /** Whether 1C answered as a working service does; the breaker counts the rest as failures. */
+  onecAnswered: boolean;
   leaseLost: boolean;
   durationMs: number;
 }
@@ -26,10 +38,19 @@ export function onecIdempotencyKey(sender: string, eventId: string): string {
   return sender === "default" ? eventId : `${sender}/${eventId}`;
 }
 
+/** One call's worth of an attempt: what to write, and what to report. */
+interface Step {
+  settlement: Settlement;
+  report: Omit<AttemptReport, "startedAt" | "durationMs">;
+  outcome: AttemptOutcome;
+  onecAnswered: boolean;
+}
+
 /**
  * One delivery attempt under a lease: POST the accepted bytes to 1C (no
- * transaction is open meanwhile), then write the outcome if the lease is
- * still ours. Never throws for anything 1C does; only lost storage throws.
+ * transaction is open meanwhile), or ask 1C first when the policy is about to
+ * stop the event, then write the outcome if the lease is still ours. Never
+ * throws for anything 1C does; only lost storage throws.
  */
 export async function attemptDelivery(deps: AttemptDeps, claim: Claim): Promise<AttemptResult> {
   const { record, lease } = claim;
@@ -40,42 +61,84 @@ export async function attemptDelivery(deps: AttemptDeps, claim: Claim): Promise<
     attempt: record.attempts,
   });
   const startedAt = deps.now();
+  const plan = planAttempt(deps.policy, record);
+  const step =
+    plan.kind === "ask" ? await askBeforeEnding(deps, record, plan.ending, log) : await deliver(deps, record, log);
+  const finishedAt = deps.now();
+  const durationMs = finishedAt - startedAt;
+  const settled = await deps.register.settle(
+    lease,
+    step.settlement,
+    { startedAt, durationMs, ...step.report },
+    finishedAt,
+  );
+  const { outcome, onecAnswered } = step;
+  if (settled !== undefined) return { record: settled, outcome, onecAnswered, leaseLost: false, durationMs };
+  // A newer claim owns the event now (our lease expired): its result stands.
+  log.warn({ lease_token: lease.token }, "delivery lease lost; outcome kept in the attempt history only");
+  const current = (await deps.register.find(record.sender, record.eventId)) ?? record;
+  return { record: current, outcome, onecAnswered, leaseLost: true, durationMs };
+}
+
+async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger): Promise<Step> {
+  const startedAt = deps.now();
   const outcome = await deps.onec.sendOrderPaid({
     idempotencyKey: onecIdempotencyKey(record.sender, record.eventId),
     body: record.body,
     correlationId: record.correlationId,
   });
-  const finishedAt = deps.now();
-  const report = reportOf(outcome, startedAt, finishedAt - startedAt);
-  logOutcome(log, outcome, report.durationMs);
-  const settled = await deps.register.settle(
-    lease,
-    settlementFor(deps.policy, record, outcome, finishedAt),
-    report,
-    finishedAt,
-  );
-  const { durationMs } = report;
-  if (settled !== undefined) return { record: settled, outcome, leaseLost: false, durationMs };
-  // A newer claim owns the event now (our lease expired): its result stands.
-  log.warn({ lease_token: lease.token }, "delivery lease lost; outcome kept in the attempt history only");
-  const current = (await deps.register.find(record.sender, record.eventId)) ?? record;
-  return { record: current, outcome, leaseLost: true, durationMs };
+  logOutcome(log, outcome, deps.now() - startedAt);
+  const report = reportOf(outcome);
+  const answered = outcome.kind !== "retryable" && outcome.kind !== "unauthorized";
+  const verdict = verdictFor(deps.policy, record, outcome, deps.now());
+  if (verdict.kind === "settle")
+    return { settlement: verdict.settlement, report, outcome: outcome.kind, onecAnswered: answered };
+  // The last call's fate is unknown: 1C may hold the order although we never heard so.
+  const asked = await askBeforeEnding(deps, record, verdict.ending, log);
+  return { ...asked, report: { ...report, detail: `${report.detail ?? ""}; then ${asked.report.detail}` } };
 }
 
-function reportOf(outcome: OnecOutcome, startedAt: number, durationMs: number): AttemptReport {
+/** Asks 1C whether it holds the event before the gateway may end it undelivered. */
+async function askBeforeEnding(
+  deps: AttemptDeps,
+  record: EventRecord,
+  ending: FinalSettlement,
+  log: Logger,
+): Promise<Step> {
+  const lookup = await deps.onec.lookUpEvent(onecIdempotencyKey(record.sender, record.eventId), record.correlationId);
+  const settlement = settlementAfterLookup(deps.policy, record, ending, lookup, deps.now());
+  const said =
+    lookup.kind === "found"
+      ? `1C holds order ${lookup.order.number}`
+      : lookup.kind === "absent"
+        ? "1C does not hold the event"
+        : `1C could not be asked (${lookup.errorClass})`;
+  const detail = `asked 1C before stopping (${ending.errorClass}): ${said}`;
+  if (lookup.kind === "unknown") log.warn({ error_class: lookup.errorClass }, `${detail}: ${lookup.message}`);
+  else log.info({ onec_lookup: lookup.kind }, detail);
+  return {
+    settlement,
+    report: {
+      outcome: `lookup_${lookup.kind}`,
+      httpStatus: lookup.httpStatus,
+      errorClass: lookup.kind === "unknown" ? lookup.errorClass : undefined,
+      detail,
+    },
+    outcome: `lookup_${lookup.kind}`,
+    onecAnswered: lookup.kind !== "unknown",
+  };
+}
+
+function reportOf(outcome: OnecOutcome): Step["report"] {
   switch (outcome.kind) {
     case "delivered":
       return {
-        startedAt,
-        durationMs,
         outcome: "delivered",
         httpStatus: outcome.httpStatus,
         detail: outcome.order.number,
       };
     case "rejected":
       return {
-        startedAt,
-        durationMs,
         outcome: "rejected",
         httpStatus: outcome.httpStatus,
         errorClass: outcome.code,
@@ -84,16 +147,12 @@ function reportOf(outcome: OnecOutcome, startedAt: number, durationMs: number): 
     case "conflict":
     case "unauthorized":
       return {
-        startedAt,
-        durationMs,
         outcome: outcome.kind,
         httpStatus: outcome.httpStatus,
         detail: excerpt(outcome.message),
       };
     case "retryable":
       return {
-        startedAt,
-        durationMs,
         outcome: "retryable",
         httpStatus: outcome.httpStatus,
         errorClass: outcome.errorClass,

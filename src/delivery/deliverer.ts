@@ -1,10 +1,9 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import type { OnecOutcome } from "../onec/outcome.ts";
+import { EventStatus } from "../register/event-status.ts";
 import type { Claim, EventRecord } from "../register/port.ts";
-import { type AttemptDeps, attemptDelivery } from "./attempt-delivery.ts";
+import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
-import { decideClaim } from "./retry-policy.ts";
 
 export interface DelivererOptions {
   /** Lease owner: unique per process. */
@@ -19,17 +18,15 @@ export interface DelivererOptions {
 
 export interface AttemptNotice {
   /** What 1C's answer came to, or lease_lost when a newer claim had taken the event over. */
-  outcome: OnecOutcome["kind"] | "lease_lost";
+  outcome: AttemptOutcome | "lease_lost";
   durationMs: number;
   record: EventRecord;
 }
 
 export interface DelivererEvents {
-  /** An event's state changed: after an attempt, or when it was ended at claim time. */
+  /** An event's state changed after an attempt. */
   settled: [record: EventRecord];
   attempted: [notice: AttemptNotice];
-  /** Ended without an attempt (crash loop, budget spent). */
-  ended: [record: EventRecord];
 }
 
 /**
@@ -146,33 +143,30 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   async #claimAndStart(only: { sender: string; eventId: string } | undefined, limit: number): Promise<number> {
-    const batch = await this.#deps.register.claim({
+    const claims = await this.#deps.register.claim({
       owner: this.#options.owner,
       now: this.#deps.now(),
       leaseMs: this.#options.leaseMs,
       limit,
       ...(only === undefined ? {} : { only }),
-      decide: (record) => decideClaim(this.#deps.policy, record),
     });
-    for (const record of batch.ended) {
-      this.#log.error(
-        { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
-        `event stopped: ${record.lastError}`,
-      );
-      this.emit("ended", record);
-      this.emit("settled", record);
-    }
-    for (const claim of batch.claimed) this.#start(claim);
-    return batch.claimed.length + batch.ended.length;
+    for (const claim of claims) this.#start(claim);
+    return claims.length;
   }
 
   #start(claim: Claim): void {
     this.#breaker.onStart();
     const running: Promise<void> = attemptDelivery(this.#deps, claim)
-      .then(({ record, outcome, leaseLost, durationMs }) => {
-        if (outcome.kind === "retryable" || outcome.kind === "unauthorized") this.#recordFailure();
-        else this.#breaker.onSuccess();
-        this.emit("attempted", { outcome: leaseLost ? "lease_lost" : outcome.kind, durationMs, record });
+      .then(({ record, outcome, onecAnswered, leaseLost, durationMs }) => {
+        if (onecAnswered) this.#breaker.onSuccess();
+        else this.#recordFailure();
+        if (!leaseLost && record.status === EventStatus.FAILED_FINAL) {
+          this.#log.error(
+            { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
+            `event stopped: ${record.lastError}`,
+          );
+        }
+        this.emit("attempted", { outcome: leaseLost ? "lease_lost" : outcome, durationMs, record });
         this.emit("settled", record);
       })
       .catch((error: unknown) => {

@@ -1,12 +1,16 @@
 import { abandonedSnapshot, refusalSnapshot, successSnapshot } from "../http/answers.ts";
-import type { OnecOutcome } from "../onec/outcome.ts";
+import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
 import { EventStatus } from "../register/event-status.ts";
-import type { ClaimDecision, EventRecord, FinalSettlement, Settlement } from "../register/port.ts";
+import type { EventRecord, FinalSettlement, OnecOrder, Settlement } from "../register/port.ts";
 
 /**
- * The one place that decides retries: whether an attempt may start, when the
+ * The one place that decides retries: what a claimed attempt does, when the
  * next one runs, and when the gateway stops trying. Pure: time and randomness
  * come in as arguments.
+ *
+ * The gateway's own decision to stop (crash loop, budget, age) is never final
+ * on its own: an earlier call may have reached 1C without its answer reaching
+ * us. Such an ending is an `ask` verdict, and only 1C's "absent" makes it final.
  */
 export interface DeliveryPolicy {
   /** First retry delay; doubles per attempt. */
@@ -35,40 +39,117 @@ export function nextAttemptDelayMs(
   return Math.min(policy.maxDelayMs, wanted);
 }
 
-/** Before an attempt starts: stop a poison event instead of crashing on it again. */
-export function decideClaim(policy: DeliveryPolicy, record: EventRecord): ClaimDecision {
-  const unfinished = record.attempts - record.finishedAttempts;
+/** What a claimed attempt does: send the event, or first ask 1C whether it already holds it. */
+export type AttemptPlan = { kind: "deliver" } | { kind: "ask"; ending: FinalSettlement };
+
+/**
+ * Decided on the claimed record, whose counters already include this attempt.
+ * A poison event (its calls keep dying with the process) is never sent again;
+ * 1C is asked instead, which costs it a lookup and cannot crash us the same way.
+ */
+export function planAttempt(policy: DeliveryPolicy, claimed: EventRecord): AttemptPlan {
+  const unfinished = claimed.attempts - 1 - claimed.finishedAttempts;
   if (unfinished >= policy.maxUnfinishedAttempts) {
     return {
-      go: false,
-      settlement: abandon(
-        record,
+      kind: "ask",
+      ending: abandon(
+        claimed,
         "crash_loop",
         `${unfinished} attempts started and never finished (the process stopped during them); stopped so it cannot crash the gateway again`,
       ),
     };
   }
-  if (record.roundAttempts >= policy.maxAttempts) {
-    return { go: false, settlement: abandon(record, "max_attempts", `${record.roundAttempts} attempts made`) };
+  // Only reachable when RETRY_MAX_ATTEMPTS was lowered below a round already under way.
+  if (claimed.roundAttempts > policy.maxAttempts) {
+    const made = claimed.roundAttempts - 1;
+    return { kind: "ask", ending: abandon(claimed, "max_attempts", `${made} attempts made`) };
   }
-  return { go: true };
+  return { kind: "deliver" };
 }
 
+/** What to write after an attempt, or the ending that needs 1C's word first. */
+export type Verdict = { kind: "settle"; settlement: Settlement } | { kind: "ask"; ending: FinalSettlement };
+
 /** After an attempt: what the event becomes, given what 1C said. */
-export function settlementFor(
+export function verdictFor(
   policy: DeliveryPolicy,
   record: EventRecord,
   outcome: OnecOutcome,
   now: number,
   random: () => number = Math.random,
+): Verdict {
+  if (outcome.kind !== "retryable")
+    return { kind: "settle", settlement: answeredSettlement(policy, record, outcome, now, random) };
+  const error = `${outcome.errorClass}: ${outcome.message}`;
+  if (record.roundAttempts >= policy.maxAttempts) {
+    return {
+      kind: "ask",
+      ending: abandon(record, "max_attempts", `${record.roundAttempts} attempts made; the last: ${error}`),
+    };
+  }
+  if (now - record.roundStartedAt >= policy.maxAgeMs) {
+    const hours = Math.round((now - record.roundStartedAt) / 360_000) / 10;
+    return {
+      kind: "ask",
+      ending: abandon(record, "max_age", `still undelivered after ${hours} h; the last: ${error}`),
+    };
+  }
+  return {
+    kind: "settle",
+    settlement: {
+      status: EventStatus.FAILED_RETRYABLE,
+      error,
+      errorClass: outcome.errorClass,
+      nextAttemptAt: now + nextAttemptDelayMs(policy, record.roundAttempts, outcome.retryAfterMs, random),
+      charged: true,
+    },
+  };
+}
+
+/**
+ * An ending the gateway chose, once 1C has been asked: 1C's order if it has
+ * one, the ending if it has none, and another try later (not charged) while
+ * 1C cannot be asked. Never FAILED_FINAL for an event 1C holds.
+ */
+export function settlementAfterLookup(
+  policy: DeliveryPolicy,
+  record: EventRecord,
+  ending: FinalSettlement,
+  lookup: EventLookup,
+  now: number,
+  random: () => number = Math.random,
+): Settlement {
+  switch (lookup.kind) {
+    case "found":
+      return delivered(record, lookup.order);
+    case "absent":
+      return ending;
+    case "unknown":
+      return {
+        status: EventStatus.FAILED_RETRYABLE,
+        error: `about to stop (${ending.errorClass}), but 1C could not be asked whether it has the event: ${lookup.errorClass}: ${lookup.message}`,
+        errorClass: "onec_lookup_failed",
+        nextAttemptAt: now + nextAttemptDelayMs(policy, record.roundAttempts, undefined, random),
+        charged: false,
+      };
+  }
+}
+
+function delivered(record: EventRecord, order: OnecOrder): Settlement {
+  return { status: EventStatus.SUCCEEDED, order, response: successSnapshot(record.eventId, order) };
+}
+
+/** 1C answered: what its answer makes of the event. */
+function answeredSettlement(
+  policy: DeliveryPolicy,
+  record: EventRecord,
+  outcome: Exclude<OnecOutcome, { kind: "retryable" }>,
+  now: number,
+  random: () => number,
 ): Settlement {
   switch (outcome.kind) {
     case "delivered":
-      return {
-        status: EventStatus.SUCCEEDED,
-        order: outcome.order,
-        response: successSnapshot(record.eventId, outcome.order),
-      };
+      return delivered(record, outcome.order);
     case "rejected":
       return {
         status: EventStatus.FAILED_FINAL,
@@ -104,23 +185,6 @@ export function settlementFor(
         nextAttemptAt: now + nextAttemptDelayMs(policy, record.roundAttempts, undefined, random),
         charged: false,
       };
-    case "retryable": {
-      const error = `${outcome.errorClass}: ${outcome.message}`;
-      if (record.roundAttempts >= policy.maxAttempts) {
-        return abandon(record, "max_attempts", `${record.roundAttempts} attempts made; the last: ${error}`);
-      }
-      if (now - record.roundStartedAt >= policy.maxAgeMs) {
-        const hours = Math.round((now - record.roundStartedAt) / 360_000) / 10;
-        return abandon(record, "max_age", `still undelivered after ${hours} h; the last: ${error}`);
-      }
-      return {
-        status: EventStatus.FAILED_RETRYABLE,
-        error,
-        errorClass: outcome.errorClass,
-        nextAttemptAt: now + nextAttemptDelayMs(policy, record.roundAttempts, outcome.retryAfterMs, random),
-        charged: true,
-      };
-    }
   }
 }
 

@@ -55,7 +55,7 @@ export class GatewayMetrics {
     });
     this.#attempts = new Counter({
       name: "gateway_delivery_attempts_total",
-      help: "Calls to 1C by outcome (delivered, rejected, conflict, unauthorized, retryable, lease_lost)",
+      help: "Attempts by outcome: 1C's answer to a POST (delivered, rejected, conflict, unauthorized, retryable), a lookup before stopping (lookup_found, lookup_absent, lookup_unknown), or lease_lost",
       labelNames: ["outcome"],
       registers,
     });

@@ -1,4 +1,4 @@
-import type { OnecOutcome } from "./outcome.ts";
+import type { EventLookup, OnecOutcome } from "./outcome.ts";
 
 /**
  * Maps 1C's answer to an outcome. Pure; the HTTP call lives in client.ts.
@@ -57,8 +57,38 @@ export function classifyResponse(httpStatus: number, bodyText: string, retryAfte
   return outcome;
 }
 
+/**
+ * Maps 1C's answer to GET /v1/events/{key}. Strict on purpose: only the
+ * contract's own 404 body proves 1C lacks the event; a proxy's 404 page proves nothing.
+ */
+export function classifyLookup(httpStatus: number, bodyText: string): EventLookup {
+  if (httpStatus === 200) {
+    const order = readOrder(bodyText);
+    if (order !== undefined) return { kind: "found", httpStatus, order };
+    return {
+      kind: "unknown",
+      httpStatus,
+      errorClass: "bad_answer",
+      message: `1C answered 200 without {order: {id, number}}: ${excerpt(bodyText)}`,
+    };
+  }
+  if (httpStatus === 404 && readError(bodyText)?.code === "NOT_FOUND") return { kind: "absent", httpStatus };
+  return {
+    kind: "unknown",
+    httpStatus,
+    errorClass: httpStatus >= 500 ? `http_${httpStatus}` : "unexpected_status",
+    message: `1C answered ${httpStatus}: ${excerpt(bodyText)}`,
+  };
+}
+
+/** The same network failures as a POST, for a lookup: 1C could not be asked. */
+export function classifyLookupError(error: unknown): EventLookup {
+  const { errorClass, message } = classifyError(error);
+  return { kind: "unknown", errorClass, message };
+}
+
 /** Network failures: undici puts the reason in `code`, global fetch in `cause.code`. */
-export function classifyError(error: unknown): OnecOutcome {
+export function classifyError(error: unknown): Extract<OnecOutcome, { kind: "retryable" }> {
   const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
   if (err?.name === "TimeoutError" || err?.name === "AbortError") {
     return { kind: "retryable", errorClass: "timeout", message: "1C did not answer in time" };

@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher, request } from "undici";
 import { deadline } from "../util/deadline.ts";
-import { classifyError, classifyResponse } from "./classify-response.ts";
-import type { OnecOutcome } from "./outcome.ts";
+import { classifyError, classifyLookup, classifyLookupError, classifyResponse } from "./classify-response.ts";
+import type { EventLookup, OnecOutcome } from "./outcome.ts";
 
 export interface OnecClientOptions {
   /** Base URL of the 1C HTTP service, e.g. http://1c.local/base/hs/integration */
@@ -30,6 +30,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * It never retries; the one place that decides retries is the delivery policy.
  */
 export class OnecClient {
+  readonly #base: string;
   readonly #url: string;
   readonly #auth: string | undefined;
   readonly #timeoutMs: number;
@@ -38,7 +39,8 @@ export class OnecClient {
   #closing: Promise<void> | undefined;
 
   constructor(options: OnecClientOptions) {
-    this.#url = `${options.baseUrl.replace(/\/+$/, "")}/v1/orders/paid`;
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#url = `${this.#base}/v1/orders/paid`;
     this.#auth =
       options.user !== undefined && options.user !== ""
         ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ""}`, "utf8").toString("base64")}`
@@ -72,6 +74,26 @@ export class OnecClient {
       return classifyResponse(response.statusCode, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
     } catch (error) {
       return classifyError(error);
+    } finally {
+      timeout.clear();
+    }
+  }
+
+  /** Asks 1C what it holds under a key: GET /v1/events/{key}, same credentials and deadline. */
+  async lookUpEvent(idempotencyKey: string, correlationId: string): Promise<EventLookup> {
+    const headers: Record<string, string> = { accept: "application/json", "x-correlation-id": correlationId };
+    if (this.#auth !== undefined) headers.authorization = this.#auth;
+    const timeout = deadline(this.#timeoutMs);
+    try {
+      const response = await request(`${this.#base}/v1/events/${encodeURIComponent(idempotencyKey)}`, {
+        method: "GET",
+        headers,
+        dispatcher: this.#dispatcher,
+        signal: timeout.signal,
+      });
+      return classifyLookup(response.statusCode, await readLimited(response.body, MAX_ANSWER_BYTES));
+    } catch (error) {
+      return classifyLookupError(error);
     } finally {
       timeout.clear();
     }

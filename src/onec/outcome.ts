@@ -15,3 +15,16 @@ export type OnecOutcome =
   | { kind: "unauthorized"; httpStatus: 401 | 403; message: string }
   /** Timeout, network error, 5xx, 429, or an answer we cannot read. Try again later. */
   | { kind: "retryable"; httpStatus?: number; errorClass: string; message: string; retryAfterMs?: number };
+
+/**
+ * What 1C says it holds under an idempotency key (GET /v1/events/{key}).
+ * Asked before the gateway gives up on an event whose last call may have
+ * reached 1C: only "absent" lets the event end undelivered.
+ */
+export type EventLookup =
+  /** 1C created the order for this key; this is it. */
+  | { kind: "found"; httpStatus: 200; order: OnecOrder }
+  /** 404 with the contract's NOT_FOUND error: 1C never committed this key. */
+  | { kind: "absent"; httpStatus: 404 }
+  /** No clear answer (down, timeout, a 404 page that is not 1C's): 1C could not be asked. */
+  | { kind: "unknown"; httpStatus?: number; errorClass: string; message: string };

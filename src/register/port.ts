@@ -16,10 +16,11 @@ export interface EventRegister {
 
   /**
    * Takes leases on due events (pending, no live lease, next_attempt_at passed),
-   * in one short write transaction. `decide` sees each candidate first and may
-   * end it instead (crash loop, budget spent); those come back as `ended`.
+   * in one short write transaction, and opens an attempt row for each. Every
+   * claimed event gets an attempt: what it does (send, or ask 1C before
+   * stopping) is the delivery policy's call, made on the claimed record.
    */
-  claim(request: ClaimRequest): Promise<ClaimBatch>;
+  claim(request: ClaimRequest): Promise<Claim[]>;
 
   /**
    * Writes the outcome of one attempt, only if `lease` is still the newest
@@ -80,16 +81,6 @@ export interface ClaimRequest {
   limit: number;
   /** Claim this one event only (a request is waiting for it), if it is due. */
   only?: { sender: string; eventId: string };
-  /** Pure policy: go ahead with an attempt, or end the event with this settlement. */
-  decide: (record: EventRecord, now: number) => ClaimDecision;
-}
-
-export type ClaimDecision = { go: true } | { go: false; settlement: FinalSettlement };
-
-export interface ClaimBatch {
-  claimed: Claim[];
-  /** Events ended at claim time (poison, budget, age), with their final state. */
-  ended: EventRecord[];
 }
 
 export interface Claim {

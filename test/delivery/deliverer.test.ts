@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
-import type { OnecOutcome } from "../../src/onec/outcome.ts";
+import type { EventLookup, OnecOutcome } from "../../src/onec/outcome.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { T0 } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
@@ -21,15 +21,26 @@ const order = { id: "o-1", number: "ORD-1" };
 const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order };
 const busy: OnecOutcome = { kind: "retryable", httpStatus: 503, errorClass: "http_503", message: "busy" };
 
-/** A 1C stand-in whose answers the test decides, call by call. */
-function scriptedOnec(answer: (call: number, delivery: OrderPaidDelivery) => OnecOutcome | Promise<OnecOutcome>) {
+const absent: EventLookup = { kind: "absent", httpStatus: 404 };
+
+/** A 1C stand-in whose answers the test decides, call by call; lookups say "absent" unless told otherwise. */
+function scriptedOnec(
+  answer: (call: number, delivery: OrderPaidDelivery) => OnecOutcome | Promise<OnecOutcome>,
+  lookUp: (lookup: number, key: string) => EventLookup = () => absent,
+) {
   const calls: OrderPaidDelivery[] = [];
+  const lookups: string[] = [];
   let running = 0;
   let maxRunning = 0;
   return {
     calls,
+    lookups,
     maxRunning: () => maxRunning,
     client: {
+      lookUpEvent: async (key: string) => {
+        lookups.push(key);
+        return lookUp(lookups.length, key);
+      },
       sendOrderPaid: async (delivery: OrderPaidDelivery) => {
         calls.push(delivery);
         running += 1;
@@ -123,6 +134,8 @@ describe("Deliverer (fake clock, real SQLite)", () => {
       now = record.nextAttemptAt ?? now;
     }
     expect(onec.calls).toHaveLength(5);
+    // 1C was asked, and said it never committed the event, before the gateway gave up on it.
+    expect(onec.lookups).toEqual(["evt-1"]);
     delays.forEach((delay, i) => {
       expect(delay).toBeGreaterThanOrEqual(0.8 * 1000 * 2 ** i);
       expect(delay).toBeLessThanOrEqual(1.2 * 1000 * 2 ** i);
@@ -175,21 +188,74 @@ describe("Deliverer (fake clock, real SQLite)", () => {
     expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.attempts)).toEqual([2, 2, 1, 1, 1]);
   });
 
-  it("stops a poison event whose attempts keep dying with the process, without calling 1C again", async () => {
-    await accept("poison");
+  async function crashThreeTimes(eventId: string): Promise<void> {
     // Three claims whose process died mid-call: leases taken, never settled.
     for (let crash = 0; crash < 3; crash++) {
-      await register.claim({ owner: `dead-${crash}`, now, leaseMs: 1000, limit: 1, decide: () => ({ go: true }) });
+      await register.claim({
+        owner: `dead-${crash}`,
+        now,
+        leaseMs: 1000,
+        limit: 1,
+        only: { sender: "default", eventId },
+      });
       now += 1001;
     }
+  }
+
+  it("stops a poison event whose attempts keep dying with the process: asks 1C, never sends it again", async () => {
+    await accept("poison");
+    await crashThreeTimes("poison");
     const onec = scriptedOnec(() => delivered);
     const d = deliverer(onec);
     const ended = new Promise((resolve) => d.once("settled", resolve));
     await step(d);
     expect(await ended).toMatchObject({ status: "FAILED_FINAL", lastErrorClass: "crash_loop" });
     expect(onec.calls).toHaveLength(0);
+    expect(onec.lookups).toEqual(["poison"]);
     const history = await register.listAttempts("default", "poison");
-    expect(history.map((a) => a.outcome)).toEqual([null, null, null]);
+    expect(history.map((a) => a.outcome)).toEqual([null, null, null, "lookup_absent"]);
+  });
+
+  it("ends a poison event SUCCEEDED with 1C's order when 1C holds it, and waits while 1C cannot be asked", async () => {
+    await accept("held");
+    await crashThreeTimes("held");
+    const down: EventLookup = { kind: "unknown", errorClass: "ECONNREFUSED", message: "1C unreachable" };
+    const onec = scriptedOnec(
+      () => delivered,
+      (lookup) => (lookup <= 2 ? down : { kind: "found", httpStatus: 200, order }),
+    );
+    const d = deliverer(onec);
+    for (let i = 0; i < 2; i++) {
+      await step(d);
+      const waiting = await register.find("default", "held");
+      expect(waiting).toMatchObject({ status: "FAILED_RETRYABLE", lastErrorClass: "onec_lookup_failed" });
+      now = waiting?.nextAttemptAt ?? now;
+    }
+    await step(d);
+    expect(await register.find("default", "held")).toMatchObject({ status: "SUCCEEDED", order });
+    expect(onec.calls).toHaveLength(0);
+    expect(onec.lookups).toHaveLength(3);
+  });
+
+  it("never ends an event 1C holds: a budget spent on timeouts ends SUCCEEDED with 1C's order", async () => {
+    const timeout: OnecOutcome = { kind: "retryable", errorClass: "timeout", message: "1C did not answer in time" };
+    const onec = scriptedOnec(
+      () => timeout,
+      () => ({ kind: "found", httpStatus: 200, order }),
+    );
+    const d = deliverer(onec);
+    await accept("evt-hung");
+    for (;;) {
+      await step(d);
+      const record = await register.find("default", "evt-hung");
+      if (record?.status !== "FAILED_RETRYABLE") break;
+      now = record.nextAttemptAt ?? now;
+    }
+    expect(onec.calls).toHaveLength(5);
+    expect(onec.lookups).toEqual(["evt-hung"]);
+    const record = await register.find("default", "evt-hung");
+    expect(record).toMatchObject({ status: "SUCCEEDED", order });
+    expect(JSON.parse(record?.response?.body ?? "{}")).toMatchObject({ status: "SUCCEEDED", order });
   });
 
   it("lets a stale worker's late outcome (expired lease) change nothing", async () => {

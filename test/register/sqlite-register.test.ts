@@ -27,7 +27,7 @@ function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
 }
 
 function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {
-  return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, decide: () => ({ go: true }), ...patch };
+  return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, ...patch };
 }
 
 const order = { id: "o-1", number: "ORD-1" };
@@ -51,7 +51,7 @@ describe("SqliteRegister", () => {
 
   async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
     const batch = await register.claim(claimRequest(patch));
-    const claim = batch.claimed[0];
+    const claim = batch[0];
     if (claim === undefined) throw new Error("nothing claimed");
     return claim;
   }
@@ -70,12 +70,12 @@ describe("SqliteRegister", () => {
     await register.reserve(reserveRequest({ eventId: "a", now: T0 }));
     await register.reserve(reserveRequest({ eventId: "later", now: T0 + 5000 }));
     const first = await register.claim(claimRequest({ now: T0 + 10, limit: 10 }));
-    expect(first.claimed.map((c) => c.record.eventId)).toEqual(["a", "b"]);
-    expect(first.claimed.map((c) => [c.lease.token, c.record.attempts, c.record.leaseUntil])).toEqual([
+    expect(first.map((c) => c.record.eventId)).toEqual(["a", "b"]);
+    expect(first.map((c) => [c.lease.token, c.record.attempts, c.record.leaseUntil])).toEqual([
       [1, 1, T0 + 1010],
       [1, 1, T0 + 1010],
     ]);
-    expect((await register.claim(claimRequest({ owner: "worker-b", now: T0 + 20 }))).claimed).toEqual([]);
+    expect(await register.claim(claimRequest({ owner: "worker-b", now: T0 + 20 }))).toEqual([]);
     const attempts = await register.listAttempts("default", "a");
     expect(attempts).toMatchObject([
       { attempt: 1, leaseToken: 1, worker: "worker-a", outcome: null, finishedAt: null },
@@ -86,8 +86,8 @@ describe("SqliteRegister", () => {
     await register.reserve(reserveRequest({ eventId: "x" }));
     await register.reserve(reserveRequest({ eventId: "y" }));
     const only = await register.claim(claimRequest({ only: { sender: "default", eventId: "y" } }));
-    expect(only.claimed.map((c) => c.record.eventId)).toEqual(["y"]);
-    expect((await register.claim(claimRequest({ only: { sender: "default", eventId: "y" } }))).claimed).toEqual([]);
+    expect(only.map((c) => c.record.eventId)).toEqual(["y"]);
+    expect(await register.claim(claimRequest({ only: { sender: "default", eventId: "y" } }))).toEqual([]);
   });
 
   it("lets a new claim take over an expired lease, and fences the old holder out", async () => {
@@ -145,7 +145,7 @@ describe("SqliteRegister", () => {
       report,
       T0,
     );
-    expect((await register.claim(claimRequest({ now: T0 + 2999 }))).claimed).toEqual([]);
+    expect(await register.claim(claimRequest({ now: T0 + 2999 }))).toEqual([]);
     const again = await claimOne({ now: T0 + 3000 });
     expect(again.record).toMatchObject({ status: "PROCESSING", attempts: 2, roundAttempts: 2, finishedAttempts: 1 });
   });
@@ -168,27 +168,6 @@ describe("SqliteRegister", () => {
     expect(settled).toMatchObject({ attempts: 1, roundAttempts: 0 });
   });
 
-  it("ends an event at claim time when the policy says so", async () => {
-    await register.reserve(reserveRequest());
-    const batch = await register.claim(
-      claimRequest({
-        decide: () => ({
-          go: false,
-          settlement: {
-            status: EventStatus.FAILED_FINAL,
-            error: "stop",
-            errorClass: "crash_loop",
-            response: { status: 502, body: "{}" },
-          },
-        }),
-      }),
-    );
-    expect(batch.claimed).toEqual([]);
-    expect(batch.ended).toMatchObject([
-      { status: "FAILED_FINAL", lastErrorClass: "crash_loop", response: { status: 502 } },
-    ]);
-  });
-
   it("keeps a finished event finished", async () => {
     await register.reserve(reserveRequest());
     const claim = await claimOne();
@@ -199,7 +178,7 @@ describe("SqliteRegister", () => {
       T0 + 1,
     );
     expect(done).toMatchObject({ status: "SUCCEEDED", order, response: snapshot, finishedAttempts: 1 });
-    expect((await register.claim(claimRequest({ now: T0 + 60_000 }))).claimed).toEqual([]);
+    expect(await register.claim(claimRequest({ now: T0 + 60_000 }))).toEqual([]);
     const final = { status: EventStatus.FAILED_FINAL, error: "x", errorClass: "x", response: snapshot } as const;
     expect(await register.settle(claim.lease, final, report, T0 + 2)).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyError, classifyResponse, parseRetryAfter } from "../../src/onec/classify-response.ts";
+import { classifyError, classifyLookup, classifyResponse, parseRetryAfter } from "../../src/onec/classify-response.ts";
 
 describe("classifyResponse", () => {
   const order = { id: "u-1", number: "ORD-1" };
@@ -67,5 +67,33 @@ describe("classifyResponse: refusals that a resend cannot fix", () => {
     [400, "BAD_REQUEST"],
   ])("reads %i as a final rejection", (status, code) => {
     expect(classifyResponse(status, "", undefined)).toMatchObject({ kind: "rejected", httpStatus: status, code });
+  });
+});
+
+describe("classifyLookup (GET /v1/events/{key})", () => {
+  const order = { id: "u-1", number: "ORD-1" };
+
+  it("reads 200 with an order as found", () => {
+    expect(classifyLookup(200, JSON.stringify({ event_id: "k", status: "SUCCEEDED", order }))).toEqual({
+      kind: "found",
+      httpStatus: 200,
+      order,
+    });
+  });
+
+  it("reads only the contract's 404 NOT_FOUND as absent", () => {
+    expect(classifyLookup(404, '{"error":{"code":"NOT_FOUND","message":"no event"}}')).toEqual({
+      kind: "absent",
+      httpStatus: 404,
+    });
+  });
+
+  it.each([
+    [404, "<html>Not Found</html>"],
+    [200, "{}"],
+    [503, '{"error":{"code":"UNAVAILABLE"}}'],
+    [401, ""],
+  ])("treats %i %s as unknown: 1C could not be asked", (status, body) => {
+    expect(classifyLookup(status, body).kind).toBe("unknown");
   });
 });

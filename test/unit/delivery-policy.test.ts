@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type DeliveryPolicy, decideClaim, settlementFor } from "../../src/delivery/retry-policy.ts";
+import {
+  type DeliveryPolicy,
+  planAttempt,
+  settlementAfterLookup,
+  type Verdict,
+  verdictFor,
+} from "../../src/delivery/retry-policy.ts";
+import type { Settlement } from "../../src/register/port.ts";
 import { eventRecord, T0 } from "../support/records.ts";
 
 const policy: DeliveryPolicy = {
@@ -11,51 +18,94 @@ const policy: DeliveryPolicy = {
 };
 const mid = () => 0.5;
 
-describe("decideClaim", () => {
-  it("lets a normal event go", () => {
-    expect(decideClaim(policy, eventRecord({ attempts: 2, finishedAttempts: 2, roundAttempts: 2 }))).toEqual({
-      go: true,
+describe("planAttempt (on the claimed record, this attempt counted)", () => {
+  it("sends a normal event", () => {
+    expect(planAttempt(policy, eventRecord({ attempts: 3, finishedAttempts: 2, roundAttempts: 3 }))).toEqual({
+      kind: "deliver",
     });
   });
 
-  it("stops an event whose attempts keep dying with the process (poison)", () => {
-    const decision = decideClaim(policy, eventRecord({ attempts: 3, finishedAttempts: 0, roundAttempts: 3 }));
-    expect(decision.go).toBe(false);
-    if (decision.go) return;
-    expect(decision.settlement).toMatchObject({ status: "FAILED_FINAL", errorClass: "crash_loop" });
-    expect(JSON.parse(decision.settlement.response.body)).toMatchObject({
+  it("asks 1C instead of sending again an event whose attempts keep dying with the process (poison)", () => {
+    const plan = planAttempt(policy, eventRecord({ attempts: 4, finishedAttempts: 0, roundAttempts: 4 }));
+    expect(plan.kind).toBe("ask");
+    if (plan.kind !== "ask") return;
+    expect(plan.ending).toMatchObject({ status: "FAILED_FINAL", errorClass: "crash_loop" });
+    expect(JSON.parse(plan.ending.response.body)).toMatchObject({
       status: 502,
       type: "/integration/v1/problems/delivery-abandoned",
     });
   });
 
-  it("stops an event whose budget is spent", () => {
-    const decision = decideClaim(policy, eventRecord({ attempts: 5, finishedAttempts: 5, roundAttempts: 5 }));
-    expect(decision.go === false && decision.settlement.errorClass).toBe("max_attempts");
+  it("asks 1C before ending an event whose budget was lowered below its round", () => {
+    const plan = planAttempt(policy, eventRecord({ attempts: 6, finishedAttempts: 5, roundAttempts: 6 }));
+    expect(plan.kind === "ask" && plan.ending.errorClass).toBe("max_attempts");
   });
 });
 
-describe("settlementFor", () => {
+describe("settlementAfterLookup: the gateway's own ending waits for 1C's word", () => {
+  const ending = {
+    status: "FAILED_FINAL",
+    error: "delivery abandoned (crash_loop)",
+    errorClass: "crash_loop",
+    response: { status: 502, body: "{}" },
+  } as const;
+  const record = eventRecord({ eventId: "evt-1", roundAttempts: 3 });
+
+  it("takes 1C's order when 1C holds the event", () => {
+    const order = { id: "o-9", number: "ORD-9" };
+    const settlement = settlementAfterLookup(policy, record, ending, { kind: "found", httpStatus: 200, order }, T0);
+    expect(settlement).toMatchObject({ status: "SUCCEEDED", order, response: { status: 201 } });
+    if (settlement.status !== "SUCCEEDED") return;
+    expect(JSON.parse(settlement.response.body)).toMatchObject({ event_id: "evt-1", order });
+  });
+
+  it("ends the event only when 1C says it never committed it", () => {
+    expect(settlementAfterLookup(policy, record, ending, { kind: "absent", httpStatus: 404 }, T0)).toBe(ending);
+  });
+
+  it("keeps the event pending, uncharged, while 1C cannot be asked", () => {
+    const lookup = { kind: "unknown", errorClass: "ECONNREFUSED", message: "down" } as const;
+    const settlement = settlementAfterLookup(policy, record, ending, lookup, T0, mid);
+    expect(settlement).toMatchObject({
+      status: "FAILED_RETRYABLE",
+      errorClass: "onec_lookup_failed",
+      nextAttemptAt: T0 + 4000,
+      charged: false,
+    });
+  });
+});
+
+describe("verdictFor", () => {
   const order = { id: "o", number: "ORD-1" };
 
   it("maps 1C's answers to the event's next state", () => {
     const record = eventRecord();
-    expect(settlementFor(policy, record, { kind: "delivered", httpStatus: 201, order }, T0).status).toBe("SUCCEEDED");
-    const rejected = settlementFor(
+    expect(settle(verdictFor(policy, record, { kind: "delivered", httpStatus: 201, order }, T0)).status).toBe(
+      "SUCCEEDED",
+    );
+    const rejected = verdictFor(
       policy,
       record,
       { kind: "rejected", httpStatus: 422, code: "UNKNOWN_SKU", message: "m" },
       T0,
     );
-    expect(rejected).toMatchObject({ status: "FAILED_FINAL", errorClass: "onec_rejected", response: { status: 422 } });
-    const conflict = settlementFor(policy, record, { kind: "conflict", httpStatus: 409, message: "m" }, T0);
-    expect(conflict).toMatchObject({ status: "FAILED_FINAL", errorClass: "onec_conflict", response: { status: 422 } });
+    expect(settle(rejected)).toMatchObject({
+      status: "FAILED_FINAL",
+      errorClass: "onec_rejected",
+      response: { status: 422 },
+    });
+    const conflict = verdictFor(policy, record, { kind: "conflict", httpStatus: 409, message: "m" }, T0);
+    expect(settle(conflict)).toMatchObject({
+      status: "FAILED_FINAL",
+      errorClass: "onec_conflict",
+      response: { status: 422 },
+    });
   });
 
   it("retries a passing failure with backoff from the round's attempt count", () => {
     const outcome = { kind: "retryable", httpStatus: 503, errorClass: "http_503", message: "busy" } as const;
-    const third = settlementFor(policy, eventRecord({ roundAttempts: 3 }), outcome, T0, mid);
-    expect(third).toEqual({
+    const third = verdictFor(policy, eventRecord({ roundAttempts: 3 }), outcome, T0, mid);
+    expect(settle(third)).toEqual({
       status: "FAILED_RETRYABLE",
       error: "http_503: busy",
       errorClass: "http_503",
@@ -66,31 +116,35 @@ describe("settlementFor", () => {
 
   it("honours 1C's Retry-After within the cap", () => {
     const outcome = { kind: "retryable", errorClass: "http_503", message: "x", retryAfterMs: 60_000 } as const;
-    const next = settlementFor(policy, eventRecord(), outcome, T0, mid);
+    const next = settle(verdictFor(policy, eventRecord(), outcome, T0, mid));
     expect(next.status === "FAILED_RETRYABLE" && next.nextAttemptAt).toBe(T0 + 60_000);
   });
 
-  it("ends the round after the last attempt or past the maximum age", () => {
+  it("after the last attempt or past the maximum age, asks 1C before ending the round", () => {
     const outcome = { kind: "retryable", errorClass: "timeout", message: "x" } as const;
-    expect(settlementFor(policy, eventRecord({ roundAttempts: 5 }), outcome, T0)).toMatchObject({
-      status: "FAILED_FINAL",
-      errorClass: "max_attempts",
-      response: { status: 502 },
+    expect(verdictFor(policy, eventRecord({ roundAttempts: 5 }), outcome, T0)).toMatchObject({
+      kind: "ask",
+      ending: { status: "FAILED_FINAL", errorClass: "max_attempts", response: { status: 502 } },
     });
-    expect(settlementFor(policy, eventRecord({ roundStartedAt: T0 - 3_600_000 }), outcome, T0)).toMatchObject({
-      status: "FAILED_FINAL",
-      errorClass: "max_age",
+    expect(verdictFor(policy, eventRecord({ roundStartedAt: T0 - 3_600_000 }), outcome, T0)).toMatchObject({
+      kind: "ask",
+      ending: { status: "FAILED_FINAL", errorClass: "max_age" },
     });
   });
 
   it("keeps retrying bad credentials without charging the event", () => {
-    const next = settlementFor(
+    const next = verdictFor(
       policy,
       eventRecord({ roundAttempts: 5 }),
       { kind: "unauthorized", httpStatus: 401, message: "m" },
       T0,
       mid,
     );
-    expect(next).toMatchObject({ status: "FAILED_RETRYABLE", errorClass: "onec_unauthorized", charged: false });
+    expect(settle(next)).toMatchObject({ status: "FAILED_RETRYABLE", errorClass: "onec_unauthorized", charged: false });
   });
 });
+
+function settle(verdict: Verdict): Settlement {
+  if (verdict.kind !== "settle") throw new Error(`expected a settlement, got ${verdict.kind}`);
+  return verdict.settlement;
+}

@@ -6,7 +6,7 @@ import {
   type AttemptRecord,
   type AttemptReport,
   type Backlog,
-  type ClaimBatch,
+  type Claim,
   type ClaimRequest,
   type EventRecord,
   type EventRegister,
@@ -76,31 +76,23 @@ export class SqliteRegister implements EventRegister {
     });
   }
 
-  async claim(request: ClaimRequest): Promise<ClaimBatch> {
+  async claim(request: ClaimRequest): Promise<Claim[]> {
     const sql = this.#sql;
     const { now, owner } = request;
-    return this.#write((): ClaimBatch => {
+    return this.#write((): Claim[] => {
       const candidates =
         request.only === undefined
           ? sql.selectDue.all({ now, limit: request.limit })
           : sql.selectDueOne.all({ now, sender: request.only.sender, eventId: request.only.eventId });
-      const batch: ClaimBatch = { claimed: [], ended: [] };
+      const claims: Claim[] = [];
       for (const row of candidates) {
-        const key = { sender: row.sender, eventId: row.event_id, now };
-        const decision = request.decide(toRecord(row), now);
-        if (!decision.go) {
-          const { error, errorClass, response } = decision.settlement;
-          const ended = sql.endAtClaim.get({
-            ...key,
-            error,
-            errorClass,
-            responseStatus: response.status,
-            responseBody: response.body,
-          });
-          if (ended !== undefined) batch.ended.push(toRecord(ended));
-          continue;
-        }
-        const claimed = sql.claim.get({ ...key, owner, leaseUntil: now + request.leaseMs });
+        const claimed = sql.claim.get({
+          sender: row.sender,
+          eventId: row.event_id,
+          now,
+          owner,
+          leaseUntil: now + request.leaseMs,
+        });
         if (claimed === undefined) continue;
         sql.insertAttempt.run({
           sender: claimed.sender,
@@ -110,9 +102,9 @@ export class SqliteRegister implements EventRegister {
           worker: owner,
           startedAt: now,
         });
-        batch.claimed.push(claimOf(claimed));
+        claims.push(claimOf(claimed));
       }
-      return batch;
+      return claims;
     });
   }
 

@@ -40,13 +40,6 @@ export function prepareStatements(db: Database.Database) {
              lease_owner = @owner, lease_token = lease_token + 1, lease_until = @leaseUntil, updated_at = @now
        WHERE sender = @sender AND event_id = @eventId AND ${DUE}
       RETURNING *`) as Statement<EventRow>,
-    endAtClaim: db.prepare(`
-      UPDATE inbound_events
-         SET status = 'FAILED_FINAL', last_error = @error, last_error_class = @errorClass,
-             response_status = @responseStatus, response_body = @responseBody,
-             lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = @now
-       WHERE sender = @sender AND event_id = @eventId AND ${DUE}
-      RETURNING *`) as Statement<EventRow>,
     settleSucceeded: db.prepare(`
       UPDATE inbound_events
          SET status = 'SUCCEEDED', order_id = @orderId, order_number = @orderNumber,
