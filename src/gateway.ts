@@ -69,7 +69,7 @@ export function createDeliveryStack(
       breaker: {
         failureThreshold: config.breakerFailures,
         cooldownMs: config.breakerCooldownMs,
-        maxCooldownMs: Math.max(config.breakerCooldownMs, 300_000),
+        maxCooldownMs: Math.max(config.breakerCooldownMs, config.breakerMaxCooldownMs),
       },
     },
   );

@@ -27,6 +27,7 @@ export interface GatewayConfig {
   readonly deliveryPollMs: number;
   readonly breakerFailures: number;
   readonly breakerCooldownMs: number;
+  readonly breakerMaxCooldownMs: number;
   /** Whether this process runs the deliverer next to the HTTP server. */
   readonly deliverer: boolean;
   /** Bearer token for the admin routes; they are off when unset. */
@@ -84,7 +85,8 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     onecMaxConcurrency: integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256),
     deliveryPollMs: integer(env, "DELIVERY_POLL_MS", 1000, 10, 60_000),
     breakerFailures: integer(env, "BREAKER_FAILURES", 5, 1, 1000),
-    breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 30_000, 10, 3_600_000),
+    breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 1000, 10, 3_600_000),
+    breakerMaxCooldownMs: integer(env, "BREAKER_MAX_COOLDOWN_MS", 3000, 10, 3_600_000),
     deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
     adminToken: adminToken(text(env, "ADMIN_TOKEN")),
     senders: senders(env),

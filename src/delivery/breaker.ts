@@ -3,6 +3,10 @@
  * clock. While open the deliverer claims nothing, so waiting events keep their
  * attempt budget: an outage is not charged to them.
  *
+ * The cooldown starts small and doubles while 1C stays down, up to a cap of a
+ * few seconds: one probe per cap is no load on a 1C that is still down, and a
+ * 1C that came back is found within the cap, not half a minute later.
+ *
  *   closed ──N consecutive failures──▶ open ──cooldown──▶ half-open (one probe)
  *     ▲                                 ▲                     │
  *     └────────── probe succeeded ──────┼─────────────────────┘
@@ -57,11 +61,14 @@ export class CircuitBreaker {
     if (this.state === "half_open") this.#probeInFlight = true;
   }
 
-  onSuccess(): void {
+  /** Returns true when this success ended an outage (the breaker was not closed). */
+  onSuccess(): boolean {
+    const recovered = this.#state !== "closed";
     this.#consecutiveFailures = 0;
     this.#probeInFlight = false;
     this.#cooldownMs = this.#options.cooldownMs;
     this.#state = "closed";
+    return recovered;
   }
 
   onFailure(): void {

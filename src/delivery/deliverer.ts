@@ -43,6 +43,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #inFlight = new Set<Promise<void>>();
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
+  #probeTimer: NodeJS.Timeout | undefined;
   #pumping: Promise<void> | undefined;
   #again = false;
   #stopped = true;
@@ -81,6 +82,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#stopped = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#probeTimer);
     await this.#pumping;
     await this.idle();
   }
@@ -158,8 +160,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#breaker.onStart();
     const running: Promise<void> = attemptDelivery(this.#deps, claim)
       .then(({ record, outcome, onecAnswered, leaseLost, durationMs }) => {
-        if (onecAnswered) this.#breaker.onSuccess();
-        else this.#recordFailure();
+        if (!onecAnswered) this.#recordFailure();
+        else if (this.#breaker.onSuccess()) this.#recovered();
         if (!leaseLost && record.status === EventStatus.FAILED_FINAL) {
           this.#log.error(
             { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
@@ -183,9 +185,27 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   #recordFailure(): void {
     const before = this.#breaker.state;
     this.#breaker.onFailure();
-    if (before !== "open" && this.#breaker.state === "open") {
-      this.#log.warn({ reopen_at: new Date(this.#breaker.openUntil ?? 0).toISOString() }, "1C failing: breaker open");
-    }
+    const reopenAt = this.#breaker.openUntil;
+    if (reopenAt === undefined) return;
+    if (before !== "open") this.#log.warn({ reopen_at: new Date(reopenAt).toISOString() }, "1C failing: breaker open");
+    // The probe goes out when the cooldown ends, not at the next poll.
+    clearTimeout(this.#probeTimer);
+    this.#probeTimer = setTimeout(() => this.wake(), Math.max(0, reopenAt - this.#deps.now()));
+    this.#probeTimer.unref();
+  }
+
+  /** 1C answered again after an outage: what waited out the outage goes now, within the concurrency cap. */
+  #recovered(): void {
+    this.#log.info("1C answering again: breaker closed");
+    this.#deps.register
+      .bringForwardRetries(this.#deps.now())
+      .then((count) => {
+        if (count > 0) this.#log.info({ events: count }, "retries held back by the outage are due now");
+        this.wake();
+      })
+      .catch((error: unknown) =>
+        this.#log.error({ err: error }, "could not bring retries forward; they keep their backoff"),
+      );
   }
 }
 

@@ -29,6 +29,13 @@ export interface EventRegister {
    */
   settle(lease: Lease, settlement: Settlement, report: AttemptReport, now: number): Promise<EventRecord | undefined>;
 
+  /**
+   * Makes every waiting retry due now; returns how many. Called when 1C is
+   * back after an outage: the backoff events earned while it was down no
+   * longer says anything about when 1C can take them.
+   */
+  bringForwardRetries(now: number): Promise<number>;
+
   /** Puts an event back to pending with a fresh attempt budget, and records who asked and why. */
   replay(request: ReplayRequest): Promise<ReplayResult>;
 

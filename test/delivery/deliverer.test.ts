@@ -188,6 +188,35 @@ describe("Deliverer (fake clock, real SQLite)", () => {
     expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.attempts)).toEqual([2, 2, 1, 1, 1]);
   });
 
+  it("when 1C answers again after an outage, retries it held back go at once, not after their backoff", async () => {
+    let up = false;
+    const onec = scriptedOnec(() => (up ? delivered : busy));
+    const d = deliverer(
+      onec,
+      { concurrency: 1, breaker: { failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 3000 } },
+      register,
+      { baseMs: 60_000 },
+    );
+    await accept("held-back");
+    await step(d);
+    const waiting = await register.find("default", "held-back");
+    expect(waiting?.nextAttemptAt).toBeGreaterThanOrEqual(now + 48_000);
+    expect(d.breakerState).toBe("open");
+
+    up = true;
+    now += 1000;
+    await accept("probe");
+    const heldBackDelivered = new Promise<void>((resolve) => {
+      d.on("settled", (record) => {
+        if (record.eventId === "held-back" && record.status === "SUCCEEDED") resolve();
+      });
+    });
+    await step(d); // the probe succeeds and closes the breaker
+    await heldBackDelivered;
+    expect(d.breakerState).toBe("closed");
+    expect(await register.find("default", "held-back")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
+  });
+
   async function crashThreeTimes(eventId: string): Promise<void> {
     // Three claims whose process died mid-call: leases taken, never settled.
     for (let crash = 0; crash < 3; crash++) {

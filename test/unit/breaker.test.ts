@@ -29,8 +29,10 @@ describe("CircuitBreaker", () => {
     expect([b.state, b.permits()]).toEqual(["half_open", 1]);
     b.onStart();
     expect(b.permits()).toBe(0);
-    b.onSuccess();
+    // The success that ends an outage says so: the deliverer then makes held-back retries due.
+    expect(b.onSuccess()).toBe(true);
     expect([b.state, b.permits()]).toEqual(["closed", Number.POSITIVE_INFINITY]);
+    expect(b.onSuccess()).toBe(false);
   });
 
   it("reopens with a doubled cooldown, capped, when the probe fails", () => {

@@ -38,3 +38,10 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...base, DATABASE_URL: "file:data/x.db" }).databasePath).toBe("data/x.db");
   });
 });
+
+describe("breaker defaults (issue 8: resume within 5 s of 1C's recovery)", () => {
+  it("start the cooldown at 1 s and cap it at 3 s, so a probe finds a recovered 1C within 3 s", () => {
+    const config = loadConfig({ ONEC_URL: "http://1c.test" });
+    expect([config.breakerCooldownMs, config.breakerMaxCooldownMs]).toEqual([1000, 3000]);
+  });
+});

@@ -134,6 +134,10 @@ export class SqliteRegister implements EventRegister {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  async bringForwardRetries(now: number): Promise<number> {
+    return this.#write(() => this.#sql.bringForward.run({ now }).changes);
+  }
+
   async replay(request: ReplayRequest): Promise<ReplayResult> {
     const sql = this.#sql;
     const { sender, eventId, now } = request;

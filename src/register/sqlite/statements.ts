@@ -58,6 +58,9 @@ export function prepareStatements(db: Database.Database) {
              next_attempt_at = @nextAttemptAt, round_attempts = round_attempts - @refund, ${released},
              updated_at = @now
        ${fenced}`) as Statement<EventRow>,
+    bringForward: db.prepare(`
+      UPDATE inbound_events SET next_attempt_at = @now, updated_at = @now
+       WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > @now AND (lease_until IS NULL OR lease_until <= @now)`),
     insertAttempt: db.prepare(`
       INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at)
       VALUES (@sender, @eventId, @attempt, @leaseToken, @worker, @startedAt)`),
