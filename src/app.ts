@@ -4,10 +4,10 @@ import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import type { SenderEntry } from "./config/senders.ts";
 import type { Deliverer } from "./delivery/deliverer.ts";
 import { problemAnswer } from "./http/answers.ts";
-import { clientErrorWriter } from "./http/client-error.ts";
+import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
 import { registerStrictJsonParser } from "./http/json-body.ts";
-import { registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
+import { frameworkErrorHandler, registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
 import { docsRoutes } from "./http/routes/docs.ts";
@@ -15,6 +15,7 @@ import { healthRoutes } from "./http/routes/health.ts";
 import { metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
+import { repeatedSingletonHeader } from "./http/singleton-headers.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
 import { DEFAULT_SENDER } from "./register/senders.ts";
@@ -41,6 +42,13 @@ const IDLE_REAP_MS = 50;
 /** Header bytes a request may carry before Node refuses it (431). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
+/**
+ * The longest path segment the router matches (its default is 100, under the
+ * 128 characters an event_id may have). 3 × 128 leaves room for an id written
+ * wholly as %XX escapes; a longer segment is no event_id at all: 414.
+ */
+export const MAX_PATH_PARAM_LENGTH = 3 * 128;
+
 /** Builds the HTTP edge. Never listens: main.ts and the tests do. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
@@ -51,6 +59,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify's defaults coerce types and drop unknown properties in silence.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
     bodyLimit: deps.bodyLimit,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // The router's own refusals (bad % escape, over-long segment) as problem documents.
+    frameworkErrors: frameworkErrorHandler(MAX_PATH_PARAM_LENGTH),
     requestTimeout: deps.requestTimeoutMs,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -83,6 +94,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.decorateRequest("sender", DEFAULT_SENDER);
   app.decorateRequest("logEvent", undefined);
 
+  app.server.on("checkExpectation", expectationFailedWriter(app.log));
+
   app.addHook("onRequest", async (request, reply) => {
     reply.header(CORRELATION_HEADER, request.id);
     if (closing) {
@@ -91,6 +104,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         problemAnswer("GW_ERR_SHUTTING_DOWN", request.id, {
           detail: "the gateway is stopping; nothing was recorded, retry with the same event_id",
           retryAfterSeconds: 1,
+        }),
+      );
+    }
+    // Before any route's hooks: sender authentication must not read a header Node picked one copy of.
+    const repeated = repeatedSingletonHeader(request.raw.rawHeaders);
+    if (repeated !== undefined) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_BAD_REQUEST", request.id, {
+          detail: `the ${repeated} header appears more than once; send it once. Nothing was recorded`,
         }),
       );
     }

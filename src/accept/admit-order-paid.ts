@@ -1,6 +1,7 @@
 import { checkBusinessRules } from "../domain/business-rules.ts";
 import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
 import { isValidEventId, type OrderPaidEvent } from "../domain/order-paid.ts";
+import type { DecimalNumber } from "../domain/strict-json.ts";
 import { checkOrderPaidSchema } from "../domain/validate-order-paid.ts";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import type { ProblemFieldError } from "../errors/problem.ts";
@@ -13,8 +14,16 @@ export type Admission =
  * Everything decided before any transaction: the key, the shape, the rules,
  * the fingerprint. Pure. Nothing refused here is recorded, so a sender may fix
  * the event and send it again under the same event_id.
+ *
+ * `decimalNumbers` are the numbers the body's text wrote with a fraction or
+ * an exponent (from parseStrictJson): JSON.parse has already rounded them,
+ * so `1.9999999999999999` would pass as the integer 2.
  */
-export function admitOrderPaid(body: unknown, idempotencyKeyHeader: string | string[] | undefined): Admission {
+export function admitOrderPaid(
+  body: unknown,
+  idempotencyKeyHeader: string | string[] | undefined,
+  decimalNumbers: readonly DecimalNumber[] = [],
+): Admission {
   const eventId = (body as { event_id?: unknown } | null)?.event_id;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, code: "GW_ERR_INVALID_EVENT_ID", detail: "the body must be a JSON object with an event_id" };
@@ -26,7 +35,7 @@ export function admitOrderPaid(body: unknown, idempotencyKeyHeader: string | str
       detail:
         eventId === undefined
           ? "event_id is required"
-          : "event_id must be a string of 1-128 characters from A-Z a-z 0-9 . _ : -",
+          : 'event_id must be a string of 1-128 characters from A-Z a-z 0-9 . _ : -, and not "." or ".."',
     };
   }
   const headerKey = idempotencyKey(idempotencyKeyHeader);
@@ -39,12 +48,14 @@ export function admitOrderPaid(body: unknown, idempotencyKeyHeader: string | str
     };
   }
   const schema = checkOrderPaidSchema(body);
-  if (!schema.ok) {
+  const notation = integerNotationErrors(body, decimalNumbers);
+  if (!schema.ok || notation.length > 0) {
+    const errors = [...(schema.ok ? [] : schema.errors), ...notation];
     return {
       ok: false,
       code: "GW_ERR_SCHEMA_VIOLATION",
-      detail: `${schema.errors.length} field(s) do not match the order-paid schema`,
-      errors: schema.errors,
+      detail: `${errors.length} field(s) do not match the order-paid schema`,
+      errors,
       eventId,
     };
   }
@@ -65,6 +76,37 @@ export function admitOrderPaid(body: unknown, idempotencyKeyHeader: string | str
     return { ok: false, code: "GW_ERR_INVALID_JSON", detail: `not I-JSON: ${(error as Error).message}`, eventId };
   }
   return { ok: true, event: schema.event, canonical };
+}
+
+/**
+ * An integer written with a fraction or an exponent (`2.0`, `2e0`,
+ * `1.9999999999999999`) is refused where it lands: its value is what
+ * JSON.parse made of the text, not what the sender wrote. A number whose
+ * value is not an integer is left to the schema's own `integer` rule, so it
+ * is listed once.
+ */
+function integerNotationErrors(body: unknown, decimalNumbers: readonly DecimalNumber[]): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  for (const number of decimalNumbers) {
+    if (!Number.isInteger(valueAt(body, number.pointer))) continue;
+    errors.push({
+      path: number.pointer,
+      rule: "integer-notation",
+      message: `must be written as an integer, without fraction or exponent (got ${number.text})`,
+    });
+  }
+  return errors;
+}
+
+/** The value an RFC 6901 JSON Pointer made by parseStrictJson points at. */
+function valueAt(document: unknown, pointer: string): unknown {
+  let value = document;
+  for (const token of pointer.split("/").slice(1)) {
+    if (typeof value !== "object" || value === null) return undefined;
+    const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
+    value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value;
 }
 
 /**

@@ -22,7 +22,13 @@ export interface OrderPaidEvent {
   };
 }
 
-export const EVENT_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * 1-128 of `A-Z a-z 0-9 . _ : -`, but not "." or "..": the status URL ends in
+ * the id, and clients resolve those two as dot segments (RFC 3986 §5.2.4), so
+ * a Location ending in them could never be followed. Kept equal to
+ * `$defs/eventId` in schemas/order-paid.schema.json.
+ */
+export const EVENT_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,128}$/;
 
 export function isValidEventId(value: unknown): value is string {
   return typeof value === "string" && EVENT_ID_PATTERN.test(value);

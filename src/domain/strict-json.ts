@@ -1,13 +1,27 @@
 /**
  * JSON.parse silently keeps the last of two equal keys, so `{"a":1,"a":2}` and
  * `{"a":2}` would fingerprint alike while a sender meant something else.
- * We parse with the built-in parser (fast, exact errors) and then scan the text
- * once for repeated keys.
+ * It also rounds in silence: `1.9999999999999999` and `2.0` both become 2, so
+ * an integer field could not tell them from `2`. We parse with the built-in
+ * parser (fast, exact errors) and then scan the text once for repeated keys
+ * and for numbers written with a fraction or an exponent, which are reported
+ * with their JSON Pointers so that admission can refuse them where an
+ * integer is due.
  */
 export type StrictJsonResult =
-  | { ok: true; value: unknown }
+  | { ok: true; value: unknown; decimalNumbers: readonly DecimalNumber[] }
   | { ok: false; reason: "syntax"; message: string }
   | { ok: false; reason: "duplicate-key"; message: string };
+
+/** A number whose JSON text has a fraction or an exponent. */
+export interface DecimalNumber {
+  /** RFC 6901 JSON Pointer to it ("" for the whole document). */
+  pointer: string;
+  /** As the sender wrote it. */
+  text: string;
+}
+
+const NONE: readonly DecimalNumber[] = Object.freeze([]);
 
 export function parseStrictJson(text: string): StrictJsonResult {
   let value: unknown;
@@ -16,21 +30,28 @@ export function parseStrictJson(text: string): StrictJsonResult {
   } catch (error) {
     return { ok: false, reason: "syntax", message: (error as Error).message };
   }
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== undefined) {
+  const scan = scanText(text);
+  if (scan.duplicate !== undefined) {
     return {
       ok: false,
       reason: "duplicate-key",
-      message: `key "${duplicate.key}" appears twice in one object (second at character ${duplicate.offset})`,
+      message: `key "${scan.duplicate.key}" appears twice in one object (second at character ${scan.duplicate.offset})`,
     };
   }
-  return { ok: true, value };
+  // Pointers cost a path per value: worked out only for bodies that need them.
+  return { ok: true, value, decimalNumbers: scan.hasDecimal ? decimalNumbersOf(text) : NONE };
 }
 
-/** Only called on text JSON.parse accepted, so the grammar is known to be valid. */
-function findDuplicateKey(text: string): { key: string; offset: number } | undefined {
+/**
+ * One pass over text JSON.parse accepted (so the grammar is known to be
+ * valid): the first repeated key, and whether any number has a fraction or
+ * an exponent. Numbers are the only tokens outside strings that start with
+ * `-` or a digit; the `e` of `true` and `false` is never looked at.
+ */
+function scanText(text: string): { duplicate?: { key: string; offset: number }; hasDecimal: boolean } {
   const scopes: Array<Set<string> | null> = [];
   const length = text.length;
+  let hasDecimal = false;
   for (let i = 0; i < length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x7b /* { */) scopes.push(new Set());
@@ -38,23 +59,99 @@ function findDuplicateKey(text: string): { key: string; offset: number } | undef
     else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) scopes.pop();
     else if (ch === 0x22 /* " */) {
       const start = i;
-      let escaped = false;
-      for (i++; i < length; i++) {
-        const c = text.charCodeAt(i);
-        if (c === 0x5c /* \ */) {
-          escaped = true;
-          i++;
-        } else if (c === 0x22) break;
-      }
+      i = endOfString(text, i);
       const keys = scopes[scopes.length - 1];
       if (keys === null || keys === undefined || !followedByColon(text, i + 1)) continue;
-      const raw = text.slice(start, i + 1);
-      const key = escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-      if (keys.has(key)) return { key, offset: start };
+      const key = keyOf(text, start, i);
+      if (keys.has(key)) return { duplicate: { key, offset: start }, hasDecimal };
       keys.add(key);
+    } else if (ch === 0x2d /* - */ || (ch >= 0x30 && ch <= 0x39)) {
+      const end = endOfNumber(text, i);
+      if (!hasDecimal && isDecimal(text, i, end)) hasDecimal = true;
+      i = end - 1;
     }
   }
-  return undefined;
+  return { hasDecimal };
+}
+
+/**
+ * The second pass, run only when the first found a number with a fraction
+ * or an exponent: walks the text keeping the path to the current value.
+ */
+function decimalNumbersOf(text: string): DecimalNumber[] {
+  const found: DecimalNumber[] = [];
+  // One segment per open container: the current key of an object, the current index of an array.
+  const path: Array<string | number> = [];
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const ch = text.charCodeAt(i);
+    const top = path.length - 1;
+    if (ch === 0x7b /* { */) path.push("");
+    else if (ch === 0x5b /* [ */) path.push(0);
+    else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) path.pop();
+    else if (ch === 0x2c /* , */ && typeof path[top] === "number") path[top] = (path[top] as number) + 1;
+    else if (ch === 0x22 /* " */) {
+      const start = i;
+      i = endOfString(text, i);
+      if (typeof path[top] === "string" && followedByColon(text, i + 1)) path[top] = keyOf(text, start, i);
+    } else if (ch === 0x2d /* - */ || (ch >= 0x30 && ch <= 0x39)) {
+      const end = endOfNumber(text, i);
+      if (isDecimal(text, i, end)) found.push({ pointer: pointerOf(path), text: text.slice(i, end) });
+      i = end - 1;
+    }
+  }
+  return found;
+}
+
+/** The index of the closing quote of the string opening at `start`. */
+function endOfString(text: string, start: number): number {
+  let i = start + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c /* \ */) i++;
+    else if (c === 0x22 /* " */) break;
+  }
+  return i;
+}
+
+/** The key a string token stands for; escapes decoded only when there are any. */
+function keyOf(text: string, start: number, end: number): string {
+  const raw = text.slice(start, end + 1);
+  return raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+}
+
+/** The index just past the number starting at `start`. */
+function endOfNumber(text: string, start: number): number {
+  let i = start + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const partOfNumber =
+      (c >= 0x30 && c <= 0x39) ||
+      c === 0x2e /* . */ ||
+      c === 0x65 /* e */ ||
+      c === 0x45 /* E */ ||
+      c === 0x2b /* + */ ||
+      c === 0x2d; /* - */
+    if (!partOfNumber) break;
+  }
+  return i;
+}
+
+function isDecimal(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e /* . */ || c === 0x65 /* e */ || c === 0x45 /* E */) return true;
+  }
+  return false;
+}
+
+/** RFC 6901: `~` is written `~0` and `/` is written `~1`. */
+function pointerOf(path: ReadonlyArray<string | number>): string {
+  let pointer = "";
+  for (const segment of path) {
+    pointer += `/${typeof segment === "number" ? segment : segment.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+  }
+  return pointer;
 }
 
 function followedByColon(text: string, from: number): boolean {

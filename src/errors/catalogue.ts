@@ -72,7 +72,19 @@ export const problems = {
   GW_ERR_UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     slug: "unsupported-media-type",
-    title: "The request body must be application/json",
+    title: "The request body must be application/json in UTF-8, without a content coding",
+    retryable: false,
+  },
+  GW_ERR_URI_TOO_LONG: {
+    status: 414,
+    slug: "uri-too-long",
+    title: "The request URL is too long",
+    retryable: false,
+  },
+  GW_ERR_EXPECTATION_FAILED: {
+    status: 417,
+    slug: "expectation-failed",
+    title: "The gateway cannot meet the Expect header",
     retryable: false,
   },
   GW_ERR_SCHEMA_VIOLATION: {

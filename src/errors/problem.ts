@@ -31,6 +31,8 @@ export interface ProblemExtras {
   errors?: readonly ProblemFieldError[];
   /** Seconds; sent as Retry-After with retryable problems. */
   retryAfterSeconds?: number;
+  /** Sent as Accept-Encoding: the content codings the gateway reads (RFC 9110 §12.5.3, §15.5.16). */
+  acceptEncoding?: string;
 }
 
 /**

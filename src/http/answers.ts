@@ -125,14 +125,17 @@ export interface ProblemAnswerOptions {
   status_url?: string;
   errors?: readonly { path: string; rule: string; message: string }[];
   retryAfterSeconds?: number;
+  /** A 415 for a content coding says which codings the gateway reads. */
+  acceptEncoding?: string;
   instance?: string;
 }
 
 export function problemAnswer(code: ProblemCode, correlationId: string, options: ProblemAnswerOptions): Answer {
-  const { detail, retryAfterSeconds: retryAfter, ...extras } = options;
+  const { detail, retryAfterSeconds: retryAfter, acceptEncoding, ...extras } = options;
   const doc = problemDocument(code, detail, correlationId, extras);
   const headers: Record<string, string> = {};
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
+  if (acceptEncoding !== undefined) headers["accept-encoding"] = acceptEncoding;
   if (options.status_url !== undefined) headers.location = options.status_url;
   return { status: doc.status, contentType: PROBLEM_CONTENT_TYPE, headers, body: JSON.stringify(doc) };
 }

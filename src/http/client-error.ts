@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
+import type { FastifyBaseLogger } from "fastify";
 import { type Answer, problemAnswer } from "./answers.ts";
+import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
 
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (headers too
@@ -41,4 +43,32 @@ function answerFor(
     });
   }
   return problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: "the request is not valid HTTP/1.1" });
+}
+
+/**
+ * Node's `checkExpectation`: a request with an Expect other than
+ * 100-continue, which Node would otherwise answer with a bare 417 (RFC 9110
+ * §10.1.1). It never reaches Fastify, so nothing of it is read or recorded.
+ */
+export function expectationFailedWriter(log: FastifyBaseLogger) {
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const correlationId = correlationIdOf(request);
+    const expect = String(request.headers.expect);
+    const answer = problemAnswer("GW_ERR_EXPECTATION_FAILED", correlationId, {
+      detail: `Expect ${JSON.stringify(expect.slice(0, 100))} is not supported; send the request without it, or with Expect: 100-continue. Nothing was recorded`,
+    });
+    response.writeHead(answer.status, {
+      ...answer.headers,
+      "content-type": answer.contentType,
+      "content-length": Buffer.byteLength(answer.body),
+      [CORRELATION_HEADER]: correlationId,
+      // The body the request may still send is not read.
+      connection: "close",
+    });
+    response.end(answer.body);
+    log.info(
+      { correlation_id: correlationId, method: request.method, url: request.url, status: answer.status },
+      "request completed",
+    );
+  };
 }

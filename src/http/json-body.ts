@@ -1,26 +1,89 @@
-import type { FastifyInstance } from "fastify";
-import { parseStrictJson } from "../domain/strict-json.ts";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { type DecimalNumber, parseStrictJson } from "../domain/strict-json.ts";
 import { GatewayProblem } from "../errors/problem.ts";
+import { ACCEPTED_CONTENT_CODING, checkJsonBodyHeaders } from "./media-type.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Numbers the JSON body wrote with a fraction or an exponent; set by the body parser. */
+    jsonDecimalNumbers: readonly DecimalNumber[] | undefined;
+  }
+}
 
 /**
- * Replaces Fastify's JSON parser: same limits and media types, plus refusal of
- * repeated keys, which JSON.parse would silently collapse.
+ * Bodies worth reading: anything that may be application/json or
+ * application/*+json (Fastify tests this against its normalised
+ * `type/subtype; name="value"`). checkJsonBodyHeaders decides; this only
+ * spares reading bodies that can never pass.
+ */
+const MAYBE_JSON = /^application\/[^;]*json/;
+
+/** Fatal: a byte that is not UTF-8 is an error, not a U+FFFD that would then be recorded. Strips a leading BOM. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Replaces Fastify's parsers (JSON and text/plain) with ours: the same body
+ * limit, plus refusal of content codings, charsets other than UTF-8, bytes
+ * that are not UTF-8, repeated keys (which JSON.parse would silently
+ * collapse), and every other media type.
  */
 export function registerStrictJsonParser(app: FastifyInstance, bodyLimit: number): void {
-  app.removeContentTypeParser(["application/json"]);
-  app.addContentTypeParser(
-    /^application\/([\w.+-]+\+)?json$/,
-    { parseAs: "string", bodyLimit },
-    (_request, text, done) => {
-      const body = typeof text === "string" ? text : text.toString("utf8");
-      if (body.trim() === "") {
-        done(new GatewayProblem("GW_ERR_INVALID_JSON", "the body is empty; send the event as a JSON object"));
-        return;
-      }
-      const parsed = parseStrictJson(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
-      if (parsed.ok) done(null, parsed.value);
-      else if (parsed.reason === "duplicate-key") done(new GatewayProblem("GW_ERR_DUPLICATE_JSON_KEY", parsed.message));
-      else done(new GatewayProblem("GW_ERR_INVALID_JSON", parsed.message));
-    },
+  app.decorateRequest("jsonDecimalNumbers", undefined);
+  // Fastify's text/plain parser would hand a string to routes expecting an object.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(MAYBE_JSON, { parseAs: "buffer", bodyLimit }, (request, raw, done) => {
+    const refusal = headersProblem(request);
+    if (refusal !== undefined) {
+      done(refusal);
+      return;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(raw as Buffer);
+    } catch {
+      done(
+        new GatewayProblem(
+          "GW_ERR_INVALID_JSON",
+          "the body is not valid UTF-8; JSON text must be UTF-8 (RFC 8259 §8.1). Nothing was recorded",
+        ),
+      );
+      return;
+    }
+    if (text.trim() === "") {
+      done(new GatewayProblem("GW_ERR_INVALID_JSON", "the body is empty; send the event as a JSON object"));
+      return;
+    }
+    const parsed = parseStrictJson(text);
+    if (parsed.ok) {
+      request.jsonDecimalNumbers = parsed.decimalNumbers;
+      done(null, parsed.value);
+    } else if (parsed.reason === "duplicate-key") done(new GatewayProblem("GW_ERR_DUPLICATE_JSON_KEY", parsed.message));
+    else done(new GatewayProblem("GW_ERR_INVALID_JSON", parsed.message));
+  });
+  // Every other media type, or none: refused before its body is read.
+  app.addContentTypeParser("*", (request, _payload, done) => {
+    done(unsupportedBodyProblem(request));
+  });
+}
+
+/**
+ * The 415 for a body the gateway will not read, saying why. Also used for
+ * Fastify's own refusal of a Content-Type it cannot parse at all.
+ */
+export function unsupportedBodyProblem(request: FastifyRequest): GatewayProblem {
+  return (
+    headersProblem(request) ??
+    new GatewayProblem(
+      "GW_ERR_UNSUPPORTED_MEDIA_TYPE",
+      "send the event as a JSON body with Content-Type: application/json",
+    )
   );
+}
+
+function headersProblem(request: FastifyRequest): GatewayProblem | undefined {
+  const verdict = checkJsonBodyHeaders(request.headers["content-type"], request.headers["content-encoding"]);
+  if (verdict.ok) return undefined;
+  // RFC 9110 §15.5.16: a 415 for a content coding says which codings are read.
+  const extras = verdict.reason === "content-coding" ? { acceptEncoding: ACCEPTED_CONTENT_CODING } : {};
+  return new GatewayProblem("GW_ERR_UNSUPPORTED_MEDIA_TYPE", verdict.detail, extras);
 }

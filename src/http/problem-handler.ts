@@ -3,6 +3,8 @@ import type { ProblemCode } from "../errors/catalogue.ts";
 import { GatewayProblem } from "../errors/problem.ts";
 import { StorageUnavailableError } from "../register/port.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
+import { CORRELATION_HEADER } from "./correlation.ts";
+import { unsupportedBodyProblem } from "./json-body.ts";
 
 /** Fastify's own error codes, translated into ours. */
 const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
@@ -50,11 +52,47 @@ export function problemCodeFor(error: Error): ProblemCode {
   return statusCode !== undefined && statusCode >= 400 && statusCode < 500 ? "GW_ERR_BAD_REQUEST" : "GW_ERR_INTERNAL";
 }
 
+/**
+ * Fastify's `frameworkErrors`: the router's refusals (a malformed % escape, a
+ * path segment over the router's maxParamLength) answered before any hook
+ * runs, so the correlation id and the request's log line are set here too.
+ */
+export function frameworkErrorHandler(maxParamLength: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header(CORRELATION_HEADER, request.id);
+    const answer = routerRefusal(error, request, maxParamLength);
+    if (answer.status >= 500) request.log.error({ err: error }, "request failed");
+    sendAnswer(reply, answer);
+    // This path skips the log controller's line: written here, with the same fields.
+    request.log.info({ method: request.method, url: request.url, status: answer.status }, "request completed");
+  };
+}
+
+function routerRefusal(error: FastifyError, request: FastifyRequest, maxParamLength: number): Answer {
+  switch (error.code) {
+    case "FST_ERR_BAD_URL":
+      return problemAnswer("GW_ERR_BAD_REQUEST", request.id, {
+        detail: "the URL has a malformed % escape; percent-encode each byte as %XX",
+      });
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return problemAnswer("GW_ERR_URI_TOO_LONG", request.id, {
+        detail: `a path segment is longer than ${maxParamLength} characters; an event_id has at most 128`,
+      });
+    default:
+      return answerForError(error, request);
+  }
+}
+
 function answerForError(error: Error, request: FastifyRequest): Answer {
   const correlationId = request.id;
   const code = problemCodeFor(error);
   if (error instanceof GatewayProblem) {
     return problemAnswer(code, correlationId, { detail: error.detail, ...error.extras });
+  }
+  if ((error as FastifyError).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    // Fastify refused a Content-Type it could not parse: say what we need instead of its bare message.
+    const problem = unsupportedBodyProblem(request);
+    return problemAnswer(problem.code, correlationId, { detail: problem.detail, ...problem.extras });
   }
   switch (code) {
     case "GW_ERR_STORAGE_UNAVAILABLE":

@@ -24,17 +24,22 @@ export interface OperationAnswers {
 }
 
 /**
- * Any route: Node's HTTP parser (malformed request 400, slow request 408,
- * headers over 16 KiB 431), a bug (500), and a request that arrives while the
- * gateway closes (503 + Retry-After).
+ * Any route: Node's HTTP parser (malformed request, a bad % escape or a
+ * header that must come once sent twice: 400; slow request 408; an Expect
+ * other than 100-continue 417; headers over 16 KiB 431), a bug (500), and a
+ * request that arrives while the gateway closes (503 + Retry-After).
  */
 const EVERY_ROUTE = [
   "GW_ERR_BAD_REQUEST",
   "GW_ERR_REQUEST_TIMEOUT",
+  "GW_ERR_EXPECTATION_FAILED",
   "GW_ERR_HEADERS_TOO_LARGE",
   "GW_ERR_INTERNAL",
   "GW_ERR_SHUTTING_DOWN",
 ] as const satisfies readonly DocumentedCode[];
+
+/** A route with a path parameter: a segment over the router's limit is 414. */
+const PATH_PARAMETER = ["GW_ERR_URI_TOO_LONG"] as const satisfies readonly DocumentedCode[];
 
 /** The senders' routes: bearer token per sender, rate limit per sender. */
 const SENDER_GATE = ["GW_ERR_UNAUTHORIZED", "GW_ERR_RATE_LIMITED"] as const satisfies readonly DocumentedCode[];
@@ -76,13 +81,13 @@ export const ANSWER_TABLE: Readonly<Record<OperationId, OperationAnswers>> = {
   },
   getOrderPaidStatus: {
     success: [200],
-    problems: [...EVERY_ROUTE, ...SENDER_GATE, "GW_ERR_NOT_FOUND", "GW_ERR_STORAGE_UNAVAILABLE"],
+    problems: [...EVERY_ROUTE, ...PATH_PARAMETER, ...SENDER_GATE, "GW_ERR_NOT_FOUND", "GW_ERR_STORAGE_UNAVAILABLE"],
   },
   listOrderPaidAttempts: {
     success: [200],
-    problems: [...EVERY_ROUTE, ...SENDER_GATE, "GW_ERR_NOT_FOUND", "GW_ERR_STORAGE_UNAVAILABLE"],
+    problems: [...EVERY_ROUTE, ...PATH_PARAMETER, ...SENDER_GATE, "GW_ERR_NOT_FOUND", "GW_ERR_STORAGE_UNAVAILABLE"],
   },
-  getProblemType: { success: [200], problems: [...EVERY_ROUTE, "GW_ERR_NOT_FOUND"] },
+  getProblemType: { success: [200], problems: [...EVERY_ROUTE, ...PATH_PARAMETER, "GW_ERR_NOT_FOUND"] },
   getHealth: { success: [200], problems: [...EVERY_ROUTE] },
   getReadiness: { success: [200], problems: [...EVERY_ROUTE, "GW_ERR_STORAGE_UNAVAILABLE"] },
   getMetrics: { success: [200], problems: [...EVERY_ROUTE] },
@@ -91,6 +96,7 @@ export const ANSWER_TABLE: Readonly<Record<OperationId, OperationAnswers>> = {
     success: [200],
     problems: [
       ...EVERY_ROUTE,
+      ...PATH_PARAMETER,
       ...ADMIN_GATE,
       "GW_ERR_NOT_FOUND",
       "GW_ERR_AMBIGUOUS_EVENT",
@@ -101,6 +107,7 @@ export const ANSWER_TABLE: Readonly<Record<OperationId, OperationAnswers>> = {
     success: [202],
     problems: [
       ...EVERY_ROUTE,
+      ...PATH_PARAMETER,
       ...ADMIN_GATE,
       ...JSON_BODY,
       "GW_ERR_NOT_FOUND",
@@ -115,6 +122,7 @@ export const ANSWER_TABLE: Readonly<Record<OperationId, OperationAnswers>> = {
 
 /** Response headers a problem carries besides X-Correlation-ID. */
 export type ProblemHeader =
+  | "Accept-Encoding"
   | "Location"
   | "Idempotent-Replayed"
   | "Retry-After"
@@ -124,6 +132,7 @@ export type ProblemHeader =
   | "X-RateLimit-Reset";
 
 export const PROBLEM_HEADERS: Readonly<Partial<Record<DocumentedCode, readonly ProblemHeader[]>>> = {
+  GW_ERR_UNSUPPORTED_MEDIA_TYPE: ["Accept-Encoding"],
   GW_ERR_EVENT_ID_CONFLICT: ["Location"],
   GW_ERR_REPLAY_REFUSED: ["Location"],
   GW_ERR_ONEC_REJECTED: ["Location", "Idempotent-Replayed"],

@@ -93,7 +93,7 @@ export function operationSpecs(
 Resend the same body under the same \`event_id\` until the answer is final (200/201, 409, 422, 502); see the worked retry example. Answers of this route carry X-RateLimit-* headers while rate limiting is on.`,
       parameters: [parameterRef("CorrelationId"), parameterRef("IdempotencyKey")],
       requestBody: {
-        description: `An order-paid event: \`schemas/order-paid.schema.json\`, the schema the gateway validates with. Content-Type \`application/json\` (any charset); anything else is 415.`,
+        description: `An order-paid event: \`schemas/order-paid.schema.json\`, the schema the gateway validates with. Content-Type \`application/json\` or \`application/*+json\`, any parameters; a \`charset\` other than UTF-8 is 415 (JSON is UTF-8, RFC 8259), and so is any other media type. No \`Content-Encoding\` but \`identity\` (415 with \`Accept-Encoding: identity\`). Bytes that are not UTF-8 are 400 \`invalid-json\`; an integer written with a fraction or an exponent (\`2.0\`, \`2e0\`) is 422 \`schema-violation\`.`,
         required: true,
         content: {
           [JSON_MEDIA_TYPE]: {

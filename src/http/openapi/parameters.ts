@@ -14,6 +14,12 @@ export const HEADERS: Record<string, HeaderObject> = {
     schema: { type: "string", maxLength: 128 },
     example: "shop-a-100234",
   },
+  "Accept-Encoding": {
+    description:
+      "On a 415 for a body sent with a `Content-Encoding`: the codings the gateway reads, only `identity` (RFC 9110 §15.5.16).",
+    schema: { type: "string", const: "identity" },
+    example: "identity",
+  },
   Location: {
     description: "The event's status URL.",
     schema: { type: "string", format: "uri-reference" },

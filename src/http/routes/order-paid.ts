@@ -72,7 +72,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
         }),
       );
     }
-    const admission = admitOrderPaid(request.body, request.headers["idempotency-key"]);
+    const admission = admitOrderPaid(request.body, request.headers["idempotency-key"], request.jsonDecimalNumbers);
     if (!admission.ok) {
       request.logEvent = admission.eventId === undefined ? undefined : { eventId: admission.eventId };
       metrics.rejected(request.sender, admission.code);
