@@ -1,9 +1,9 @@
 import type { Deliverer } from "../delivery/deliverer.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
-import type { AcceptResult } from "../http/answers.ts";
 import { EventStatus } from "../register/event-status.ts";
 import type { EventRecord, EventRegister } from "../register/port.ts";
+import type { AcceptResult } from "./accept-result.ts";
 
 export interface AcceptorOptions {
   /** How long a request waits for 1C's outcome before answering 202. */

@@ -1,5 +1,7 @@
 import { hostname, userInfo } from "node:os";
 import { SENDER_ID_PATTERN } from "../config/senders.ts";
+import { InvalidValue, wholeNumber } from "../config/values.ts";
+import { REPLAY_REASON_MAX, REQUESTED_BY_MAX } from "../operations/replay-event.ts";
 import { ALL_STATUSES, type EventStatus } from "../register/event-status.ts";
 import { UsageError } from "./context.ts";
 
@@ -47,11 +49,17 @@ export function timeOption(flag: string, raw: string | undefined): number | unde
 
 export function integerOption(flag: string, raw: string | undefined, fallback: number, min: number, max: number) {
   if (raw === undefined) return fallback;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(value >= min && value <= max)) {
-    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return usage(() => wholeNumber(`--${flag}`, raw, min, max));
+}
+
+/** An operator's value that breaks its rule: the command's usage, exit 2. */
+export function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidValue) throw new UsageError(error.message);
+    throw error;
   }
-  return value;
 }
 
 /** Events per second; fractions allowed (0.5 = one every two seconds). */
@@ -67,13 +75,14 @@ export function rateOption(raw: string | undefined, fallback: number): number {
 export function reasonOption(raw: string | undefined): string {
   const reason = raw?.trim() ?? "";
   if (reason === "") throw new UsageError('--reason "…" is required: it is written to the audit trail');
-  if (reason.length > 500) throw new UsageError("--reason must be at most 500 characters");
+  if (reason.length > REPLAY_REASON_MAX)
+    throw new UsageError(`--reason must be at most ${REPLAY_REASON_MAX} characters`);
   return reason;
 }
 
 export function requestedByOption(raw: string | undefined): string {
   const by = raw?.trim() || defaultRequester();
-  if (by.length > 128) throw new UsageError("--by must be at most 128 characters");
+  if (by.length > REQUESTED_BY_MAX) throw new UsageError(`--by must be at most ${REQUESTED_BY_MAX} characters`);
   return by;
 }
 

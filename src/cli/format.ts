@@ -26,4 +26,4 @@ export function cell(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export { iso } from "../http/answers.ts";
+export { iso } from "../views/event-views.ts";

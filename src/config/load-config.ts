@@ -1,4 +1,5 @@
 import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
+import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
 /**
  * The gateway's whole configuration, read from the environment once at start.
@@ -69,7 +70,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
     databasePath: databasePath(text(env, "DATABASE_URL") ?? "data/gateway.db"),
-    onecUrl: httpUrl("ONEC_URL", onecUrl),
+    onecUrl: checkedOnecUrl(onecUrl),
     onecUser: text(env, "ONEC_USER"),
     onecPassword: env.ONEC_PASSWORD,
     onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
@@ -131,10 +132,7 @@ function text(env: Env, name: string): string | undefined {
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
+  return configValue(() => wholeNumber(name, raw, min, max));
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -146,20 +144,22 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
-function httpUrl(name: string, raw: string): string {
-  let url: URL;
+function checkedOnecUrl(raw: string): string {
+  const url = configValue(() => httpUrl("ONEC_URL", raw));
+  const { username, password } = new URL(url);
+  if (username !== "" || password !== "") {
+    throw new ConfigError("ONEC_URL must not carry credentials: use ONEC_USER and ONEC_PASSWORD");
+  }
+  return url.replace(/\/+$/, "");
+}
+
+function configValue<T>(parse: () => T): T {
   try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidValue) throw new ConfigError(error.message);
+    throw error;
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  if (url.username !== "" || url.password !== "") {
-    throw new ConfigError(`${name} must not carry credentials: use ONEC_USER and ONEC_PASSWORD`);
-  }
-  return raw.replace(/\/+$/, "");
 }
 
 function databasePath(raw: string): string {

@@ -1,7 +1,7 @@
-import { abandonedSnapshot, refusalSnapshot, successSnapshot } from "../http/answers.ts";
+import { abandonedSnapshot, type OnecOrder, refusalSnapshot, successSnapshot } from "../domain/first-answer.ts";
 import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
 import { EventStatus } from "../register/event-status.ts";
-import type { EventRecord, FinalSettlement, OnecOrder, Settlement } from "../register/port.ts";
+import type { EventRecord, FinalSettlement, Settlement } from "../register/port.ts";
 
 /**
  * The one place that decides retries: what a claimed attempt does, when the

@@ -1,7 +1,9 @@
-import { type ProblemCode, problems } from "../errors/catalogue.ts";
+import type { AcceptResult } from "../accept/accept-result.ts";
+import { statusUrl } from "../domain/first-answer.ts";
+import type { ProblemCode } from "../errors/catalogue.ts";
 import { PROBLEM_CONTENT_TYPE, problemDocument } from "../errors/problem.ts";
 import { EventStatus } from "../register/event-status.ts";
-import type { AttemptRecord, EventRecord, OnecOrder, ResponseSnapshot } from "../register/port.ts";
+import type { EventRecord } from "../register/port.ts";
 
 /**
  * The one place that maps a recorded event to the HTTP answer a sender gets.
@@ -27,17 +29,6 @@ export interface Answer {
 }
 
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-export const ORDERS_PAID_PATH = "/integration/v1/orders/paid";
-
-export function statusUrl(eventId: string): string {
-  return `${ORDERS_PAID_PATH}/${encodeURIComponent(eventId)}`;
-}
-
-export type AcceptResult =
-  /** The same event_id was recorded with another body. */
-  | { kind: "conflict"; record: EventRecord }
-  /** The recorded event; `firstAnswer` is true for the request that drove it to its end. */
-  | { kind: "event"; record: EventRecord; firstAnswer: boolean };
 
 export function answerFor(result: AcceptResult, correlationId: string, now: number): Answer {
   const { record } = result;
@@ -78,47 +69,6 @@ export function retryAfterSeconds(record: EventRecord, now: number): number {
   return 1;
 }
 
-/** The first answer for a delivered event, stored and replayed byte for byte. */
-export function successSnapshot(eventId: string, order: OnecOrder): ResponseSnapshot {
-  return {
-    status: 201,
-    body: JSON.stringify({
-      event_id: eventId,
-      status: EventStatus.SUCCEEDED,
-      order: { id: order.id, number: order.number },
-      status_url: statusUrl(eventId),
-    }),
-  };
-}
-
-/** The first answer for an event 1C refused, stored and replayed byte for byte. */
-export function refusalSnapshot(
-  eventId: string,
-  code: "GW_ERR_ONEC_REJECTED" | "GW_ERR_ONEC_CONFLICT",
-  detail: string,
-  onecError: { code: string; message: string },
-  correlationId: string,
-): ResponseSnapshot {
-  const doc = problemDocument(code, detail, correlationId, { event_id: eventId, status_url: statusUrl(eventId) });
-  return { status: problems[code].status, body: JSON.stringify({ ...doc, onec_error: onecError }) };
-}
-
-/** The answer for an event the gateway gave up on: support replays it once the cause is fixed. */
-export function abandonedSnapshot(
-  eventId: string,
-  reason: string,
-  why: string,
-  correlationId: string,
-): ResponseSnapshot {
-  const doc = problemDocument(
-    "GW_ERR_DELIVERY_ABANDONED",
-    `delivery to 1C was abandoned (${reason}): ${why}. Do not resend; support can replay it.`,
-    correlationId,
-    { event_id: eventId, status_url: statusUrl(eventId) },
-  );
-  return { status: doc.status, body: JSON.stringify(doc) };
-}
-
 export interface ProblemAnswerOptions {
   detail: string;
   event_id?: string;
@@ -138,42 +88,4 @@ export function problemAnswer(code: ProblemCode, correlationId: string, options:
   if (acceptEncoding !== undefined) headers["accept-encoding"] = acceptEncoding;
   if (options.status_url !== undefined) headers.location = options.status_url;
   return { status: doc.status, contentType: PROBLEM_CONTENT_TYPE, headers, body: JSON.stringify(doc) };
-}
-
-/** The status resource: what an administrator or a sender sees when polling. */
-export function statusView(record: EventRecord): Record<string, unknown> {
-  const pending = record.status === EventStatus.PROCESSING || record.status === EventStatus.FAILED_RETRYABLE;
-  return {
-    event_id: record.eventId,
-    status: record.status,
-    attempts: record.attempts,
-    order: record.order,
-    error: record.lastError,
-    error_class: record.lastErrorClass,
-    next_attempt_at: pending && record.nextAttemptAt !== null ? iso(record.nextAttemptAt) : null,
-    received_at: iso(record.receivedAt),
-    updated_at: iso(record.updatedAt),
-    correlation_id: record.correlationId,
-  };
-}
-
-/** One line of `GET {status_url}/attempts`. */
-export function attemptView(attempt: AttemptRecord): Record<string, unknown> {
-  return {
-    attempt: attempt.attempt,
-    started_at: iso(attempt.startedAt),
-    finished_at: attempt.finishedAt === null ? null : iso(attempt.finishedAt),
-    duration_ms: attempt.durationMs,
-    outcome: attempt.outcome ?? "unfinished",
-    http_status: attempt.httpStatus,
-    error_class: attempt.errorClass,
-    detail: attempt.detail,
-    worker: attempt.worker,
-    applied: attempt.applied,
-  };
-}
-
-/** Times on the wire: ISO 8601 in UTC. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }

@@ -1,8 +1,8 @@
-import type { OnecOrder } from "../register/port.ts";
+import type { OnecOrder } from "../domain/first-answer.ts";
 
 /**
- * What one POST to 1C came to. A value, not an exception: the caller (the
- * accept path now, the deliverer later) decides what to do with each kind.
+ * What one POST to 1C came to. A value, not an exception: the deliverer's
+ * policy (src/delivery/retry-policy.ts) decides what each kind means.
  */
 export type OnecOutcome =
   /** 201: 1C created the order now. 200: 1C had already created it for this key. */

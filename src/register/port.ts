@@ -1,3 +1,4 @@
+import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
 import type { EventStatus } from "./event-status.ts";
 
 /**
@@ -101,16 +102,6 @@ export interface Lease {
   owner: string;
   /** Grows on every claim; a settle with an older token writes nothing. */
   token: number;
-}
-
-export interface OnecOrder {
-  id: string;
-  number: string;
-}
-
-export interface ResponseSnapshot {
-  status: number;
-  body: string;
 }
 
 export type FinalSettlement = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { answerFor, refusalSnapshot, statusUrl, successSnapshot } from "../../src/http/answers.ts";
+import { refusalSnapshot, statusUrl, successSnapshot } from "../../src/domain/first-answer.ts";
+import { answerFor } from "../../src/http/answers.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
 import { eventRecord, T0 } from "../support/records.ts";
 

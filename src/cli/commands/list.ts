@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
-import { statusView } from "../../http/answers.ts";
 import type { EventStatus } from "../../register/event-status.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
+import { statusView } from "../../views/event-views.ts";
 import { integerOption, noPositionals, parsing, senderOption, statusOption, timeOption } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { iso, oneLine, table } from "../format.ts";

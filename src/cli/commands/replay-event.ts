@@ -1,5 +1,5 @@
+import { replayEvent } from "../../operations/replay-event.ts";
 import { EventStatus } from "../../register/event-status.ts";
-import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
 import type { CliContext } from "../context.ts";
 import { iso } from "../format.ts";
@@ -18,7 +18,7 @@ export interface ReplayEventOptions extends ReplayRequestOptions {
   sender: string | undefined;
 }
 
-export interface ReplayOutcome {
+export interface ReplayLine {
   replayed: boolean;
   /** `evt-1: FAILED_FINAL → PROCESSING (replay by x: reason)`, or why not. */
   line: string;
@@ -34,26 +34,22 @@ export async function replayOne(
   request: ReplayRequestOptions,
   now: number,
   sender?: string,
-): Promise<ReplayOutcome> {
-  const lookup = await lookUpEvent(register, eventId, sender);
-  if (lookup.kind === "missing") return { replayed: false, line: `${eventId}: no event with this event_id` };
-  if (lookup.kind === "ambiguous") {
-    return { replayed: false, line: `${eventId}: sent by ${lookup.senders.join(", ")}; add --sender <one of them>` };
-  }
-  const { reason, requestedBy, force } = request;
-  const result = await register.replay({ sender: lookup.record.sender, eventId, reason, requestedBy, force, now });
-  switch (result.result) {
+): Promise<ReplayLine> {
+  const outcome = await replayEvent(register, { eventId, sender, ...request, now });
+  switch (outcome.kind) {
     case "replayed": {
-      const how = request.force && result.fromStatus === EventStatus.SUCCEEDED ? "forced replay" : "replay";
+      const how = request.force && outcome.fromStatus === EventStatus.SUCCEEDED ? "forced replay" : "replay";
       return {
         replayed: true,
-        line: `${eventId}: ${result.fromStatus} → ${result.record.status} (${how} by ${request.requestedBy}: ${request.reason})`,
+        line: `${eventId}: ${outcome.fromStatus} → ${outcome.record.status} (${how} by ${request.requestedBy}: ${request.reason})`,
       };
     }
-    case "not_found":
+    case "missing":
       return { replayed: false, line: `${eventId}: no event with this event_id` };
+    case "ambiguous":
+      return { replayed: false, line: `${eventId}: sent by ${outcome.senders.join(", ")}; add --sender <one of them>` };
     case "refused":
-      return { replayed: false, line: `${eventId}: refused: ${refusal(result.reason, result.record)}` };
+      return { replayed: false, line: `${eventId}: refused: ${refusal(outcome.reason, outcome.record)}` };
   }
 }
 
@@ -67,7 +63,7 @@ function refusal(reason: "succeeded" | "in_flight", record: EventRecord): string
 }
 
 /** `gateway replay <event_id>`: 0 when replayed, 1 when unknown or refused. */
-export async function replayEvent(
+export async function replayOneCommand(
   options: ReplayEventOptions,
   register: EventRegister,
   io: CliContext,

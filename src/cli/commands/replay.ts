@@ -15,7 +15,7 @@ import { type Command, UsageError } from "../context.ts";
 import { withRegister } from "../open-register.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./list.ts";
 import { type BulkReplayOptions, replayBulk } from "./replay-bulk.ts";
-import { type ReplayEventOptions, replayEvent } from "./replay-event.ts";
+import { type ReplayEventOptions, replayOneCommand } from "./replay-event.ts";
 
 const DEFAULT_RATE = 5;
 const BULK_ONLY = ["since", "until", "limit", "rate", "dry-run"] as const;
@@ -67,7 +67,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
     const parsed = parsing(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true }));
     if (parsed.values.status === undefined) {
       const options = oneEventOptions(parsed);
-      return withRegister(context.env, (register) => replayEvent(options, register, context));
+      return withRegister(context.env, (register) => replayOneCommand(options, register, context));
     }
     const options = bulkOptions(parsed);
     return withRegister(context.env, (register) => replayBulk(options, register, context));

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
-import { attemptView, statusView } from "../../http/answers.ts";
-import { lookUpEvent } from "../../register/look-up-event.ts";
+import { lookUpEvent } from "../../operations/look-up-event.ts";
 import type { EventRegister } from "../../register/port.ts";
+import { attemptView, statusView } from "../../views/event-views.ts";
 import { onePositional, parsing, senderOption } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { cell, oneLine, table } from "../format.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { orderPaidSchema } from "../../domain/validate-order-paid.ts";
-import { type ProblemKind, problems } from "../../errors/catalogue.ts";
+import { problems } from "../../errors/catalogue.ts";
 import { ANSWER_TABLE, type OperationId } from "./answer-table.ts";
 import { hoistDefs, problemSchema, viewSchemas } from "./component-schemas.ts";
 import { exampleData } from "./examples.ts";
@@ -12,22 +12,11 @@ import type {
   HttpMethod,
   JsonObject,
   OpenApiDocument,
+  OpenApiSources,
   OperationObject,
   PathItemObject,
   ResponseObject,
 } from "./types.ts";
-
-/** Everything the document is made from; `buildOpenApi` reads nothing else. */
-export interface OpenApiSources {
-  /** package.json's version. */
-  readonly version: string;
-  /** The JSON Schema the order-paid route validates with (draft 2020-12, with `$defs`). */
-  readonly orderPaidSchema: JsonObject;
-  /** schemas/examples/order-paid.json */
-  readonly orderPaidExample: JsonObject;
-  /** catalogue.ts's `problems`. */
-  readonly problems: Readonly<Record<string, ProblemKind>>;
-}
 
 /** The sources as the running gateway has them: the very schema object its validator compiled. */
 export function loadOpenApiSources(): OpenApiSources {

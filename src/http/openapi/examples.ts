@@ -1,16 +1,16 @@
 import { canonicalizeEvent } from "../../domain/fingerprint.ts";
-import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
-import { EventStatus } from "../../register/event-status.ts";
-import type { AttemptRecord, EventRecord, OnecOrder } from "../../register/port.ts";
 import {
   abandonedSnapshot,
-  attemptView,
+  type OnecOrder,
   ORDERS_PAID_PATH,
   refusalSnapshot,
   statusUrl,
-  statusView,
   successSnapshot,
-} from "../answers.ts";
+} from "../../domain/first-answer.ts";
+import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
+import { EventStatus } from "../../register/event-status.ts";
+import type { AttemptRecord, EventRecord } from "../../register/port.ts";
+import { attemptView, statusView } from "../../views/event-views.ts";
 import { asJsonObject, parseJson } from "./json.ts";
 import type { JsonObject, JsonValue, RetryExample } from "./types.ts";
 

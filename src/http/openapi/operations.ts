@@ -1,8 +1,7 @@
+import { ORDERS_PAID_PATH } from "../../domain/first-answer.ts";
 import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
-import { ORDERS_PAID_PATH } from "../answers.ts";
 import { ADMIN_PATH } from "../routes/admin.ts";
 import type { OperationId } from "./answer-table.ts";
-import type { OpenApiSources } from "./build-openapi.ts";
 import type { ExampleData } from "./examples.ts";
 import {
   DOCS_PATH,
@@ -18,6 +17,7 @@ import type {
   HeaderObject,
   HttpMethod,
   LinkObject,
+  OpenApiSources,
   OrRef,
   ParameterObject,
   RequestBodyObject,

@@ -1,3 +1,5 @@
+import type { ProblemKind } from "../../errors/catalogue.ts";
+
 /**
  * The parts of OpenAPI 3.1 the gateway's document uses, typed just enough to
  * build it and to render /docs from it. Schemas stay plain JSON: they are
@@ -134,4 +136,16 @@ export interface OpenApiDocument {
   readonly tags: readonly TagObject[];
   readonly paths: Readonly<Record<string, PathItemObject>>;
   readonly components: ComponentsObject;
+}
+
+/** Everything the document is made from; `buildOpenApi` reads nothing else. */
+export interface OpenApiSources {
+  /** package.json's version. */
+  readonly version: string;
+  /** The JSON Schema the order-paid route validates with (draft 2020-12, with `$defs`). */
+  readonly orderPaidSchema: JsonObject;
+  /** schemas/examples/order-paid.json */
+  readonly orderPaidExample: JsonObject;
+  /** catalogue.ts's `problems`. */
+  readonly problems: Readonly<Record<string, ProblemKind>>;
 }

@@ -1,11 +1,14 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Deliverer } from "../../delivery/deliverer.ts";
+import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
+import { lookUpEvent } from "../../operations/look-up-event.ts";
+import { REPLAY_REASON_MAX, REQUESTED_BY_MAX, replayEvent } from "../../operations/replay-event.ts";
 import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
-import { lookUpEvent } from "../../register/look-up-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
-import { attemptView, iso, JSON_CONTENT_TYPE, problemAnswer, statusUrl, statusView } from "../answers.ts";
+import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
+import { JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { bearerToken } from "../sender-auth.ts";
 
@@ -62,9 +65,9 @@ export const replayBodySchema = {
   additionalProperties: false,
   required: ["reason"],
   properties: {
-    reason: { type: "string", minLength: 1, maxLength: 500 },
+    reason: { type: "string", minLength: 1, maxLength: REPLAY_REASON_MAX },
     force: { type: "boolean" },
-    requested_by: { type: "string", minLength: 1, maxLength: 128 },
+    requested_by: { type: "string", minLength: 1, maxLength: REQUESTED_BY_MAX },
   },
 } as const;
 
@@ -135,13 +138,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
         lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
         response: record.response,
         attempts: attempts.map(attemptView),
-        replays: replays.map((r) => ({
-          requested_by: r.requestedBy,
-          reason: r.reason,
-          forced: r.forced,
-          from_status: r.fromStatus,
-          requested_at: iso(r.requestedAt),
-        })),
+        replays: replays.map(replayView),
       };
       return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(detail));
     },
@@ -151,47 +148,54 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     `${ADMIN_PATH}/events/:event_id/replay`,
     { schema: { body: replayBodySchema, querystring: senderQuery } },
     async (request, reply) => {
-      const found = await resolveEvent(request, reply, register);
-      if (found === undefined) return reply;
-      const eventId = found.eventId;
-      const result = await register.replay({
-        sender: found.sender,
+      const eventId = request.params.event_id;
+      if (!isValidEventId(eventId)) return notFound(request, reply, eventId);
+      const outcome = await replayEvent(register, {
         eventId,
+        sender: request.query.sender,
         requestedBy: request.body.requested_by ?? "admin-api",
         reason: request.body.reason,
         force: request.body.force ?? false,
         now: now(),
       });
-      if (result.result === "not_found") return notFound(request, reply, eventId);
-      if (result.result === "refused") {
-        const detail =
-          result.reason === "succeeded"
-            ? `event "${eventId}" already SUCCEEDED; send {"force": true} to deliver the same bytes again (1C answers with the order it has)`
-            : `an attempt for event "${eventId}" is running now; replay it after it ends`;
-        return sendAnswer(
-          reply,
-          problemAnswer("GW_ERR_REPLAY_REFUSED", request.id, {
-            detail,
-            event_id: eventId,
-            status_url: statusUrl(eventId),
-          }),
-        );
+      switch (outcome.kind) {
+        case "missing":
+          return notFound(request, reply, eventId);
+        case "ambiguous":
+          return ambiguous(request, reply, eventId, outcome.senders);
+        case "refused": {
+          const detail =
+            outcome.reason === "succeeded"
+              ? `event "${eventId}" already SUCCEEDED; send {"force": true} to deliver the same bytes again (1C answers with the order it has)`
+              : `an attempt for event "${eventId}" is running now; replay it after it ends`;
+          return sendAnswer(
+            reply,
+            problemAnswer("GW_ERR_REPLAY_REFUSED", request.id, {
+              detail,
+              event_id: eventId,
+              status_url: statusUrl(eventId),
+            }),
+          );
+        }
+        case "replayed":
+          break;
       }
+      const { record } = outcome;
       request.log.warn(
         {
           event_id: eventId,
-          sender: found.sender,
-          from_status: result.fromStatus,
+          sender: record.sender,
+          from_status: outcome.fromStatus,
           requested_by: request.body.requested_by,
           reason: request.body.reason,
         },
         "event replayed",
       );
-      deliverer.expedite(found.sender, eventId);
+      deliverer.expedite(record.sender, eventId);
       const view = {
-        sender: found.sender,
-        ...statusView(result.record),
-        replayed_from: result.fromStatus,
+        sender: record.sender,
+        ...statusView(record),
+        replayed_from: outcome.fromStatus,
         status_url: statusUrl(eventId),
       };
       return reply.code(202).header("location", statusUrl(eventId)).type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
@@ -219,15 +223,18 @@ async function resolveEvent(
     notFound(request, reply, eventId);
     return undefined;
   }
-  const senders = lookup.senders;
-  sendAnswer(
+  ambiguous(request, reply, eventId, lookup.senders);
+  return undefined;
+}
+
+function ambiguous(request: FastifyRequest, reply: FastifyReply, eventId: string, senders: string[]): FastifyReply {
+  return sendAnswer(
     reply,
     problemAnswer("GW_ERR_AMBIGUOUS_EVENT", request.id, {
       detail: `senders ${senders.map((s) => `"${s}"`).join(", ")} each sent an event "${eventId}"; add ?sender=<one of them>`,
       event_id: eventId,
     }),
   );
-  return undefined;
 }
 
 function notFound(request: FastifyRequest, reply: FastifyReply, eventId: string): FastifyReply {

@@ -1,21 +1,16 @@
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AcceptResult } from "../../accept/accept-result.ts";
 import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
 import type { SenderEntry } from "../../config/senders.ts";
+import { ORDERS_PAID_PATH } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
-import {
-  type AcceptResult,
-  answerFor,
-  attemptView,
-  JSON_CONTENT_TYPE,
-  ORDERS_PAID_PATH,
-  problemAnswer,
-  statusView,
-} from "../answers.ts";
+import { attemptView, statusView } from "../../views/event-views.ts";
+import { answerFor, JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
 

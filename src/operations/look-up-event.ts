@@ -1,4 +1,4 @@
-import type { EventRecord, EventRegister } from "./port.ts";
+import type { EventRecord, EventRegister } from "../register/port.ts";
 
 export type EventLookup =
   | { kind: "found"; record: EventRecord }
