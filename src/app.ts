@@ -2,7 +2,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import type { SenderEntry } from "./config/senders.ts";
-import type { Deliverer } from "./delivery/deliverer.ts";
 import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
@@ -23,7 +22,6 @@ import { DEFAULT_SENDER } from "./register/senders.ts";
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
   register: EventRegister;
-  deliverer: Deliverer;
   /** The admin routes exist only when this is set. */
   adminToken: string | undefined;
   senders: readonly SenderEntry[];
@@ -135,7 +133,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(metricsRoutes, { metrics: deps.metrics });
   if (deps.adminToken !== undefined) {
     const { adminToken } = deps;
-    app.register(adminRoutes, { register: deps.register, deliverer: deps.deliverer, adminToken, now: deps.now });
+    app.register(adminRoutes, { register: deps.register, adminToken, now: deps.now });
   }
   return app;
 }

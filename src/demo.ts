@@ -1,4 +1,5 @@
 import closeWithGrace from "close-with-grace";
+import { describeLocation } from "./config/database-url.ts";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
 import { createGateway } from "./gateway.ts";
 import { createLogger } from "./observability/logger.ts";
@@ -31,7 +32,7 @@ async function demo(): Promise<void> {
     await emulator.close();
   });
   const url = await gateway.app.listen({ port: config.port, host: config.host });
-  process.stdout.write(banner(url, emulator.url, config.databasePath));
+  process.stdout.write(banner(url, emulator.url, describeLocation(config.database)));
 }
 
 function banner(gatewayUrl: string, emulatorUrl: string, databasePath: string): string {

@@ -10,7 +10,8 @@ import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
 import { EventStatus } from "./register/event-status.ts";
-import { SqliteRegister } from "./register/sqlite/sqlite-register.ts";
+import { openRegister } from "./register/open-register.ts";
+import type { EventRegister } from "./register/port.ts";
 import { Purger } from "./retention/purger.ts";
 
 /**
@@ -39,7 +40,7 @@ export function processOwnerId(): string {
 export interface DeliveryStack {
   /** Lease owner of this process's deliverer, as attempt histories show it. */
   owner: string;
-  register: SqliteRegister;
+  register: EventRegister;
   onec: OnecClient;
   deliverer: Deliverer;
   close(): Promise<void>;
@@ -50,7 +51,7 @@ export function createDeliveryStack(
   logger: Logger,
   now: () => number = Date.now,
 ): DeliveryStack {
-  const register = new SqliteRegister(config.databasePath);
+  const register = openRegister(config.database);
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,
@@ -128,11 +129,14 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     retentionMs: config.retentionMs,
     intervalMs: config.purgeIntervalMs,
   });
-  const acceptor = new OrderPaidAcceptor(stack.register, deliverer, { syncWaitMs: config.syncWaitMs, now });
+  const acceptor = new OrderPaidAcceptor(stack.register, {
+    syncWaitMs: config.syncWaitMs,
+    now,
+    ...(deliverer === undefined ? {} : { deliveryActive: () => deliverer.delivering }),
+  });
   const app = buildApp({
     acceptor,
     register: stack.register,
-    deliverer: stack.deliverer,
     logger,
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,

@@ -1,4 +1,3 @@
-import type { Deliverer } from "../delivery/deliverer.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
 import { EventStatus } from "../register/event-status.ts";
@@ -8,9 +7,18 @@ import type { AcceptResult } from "./accept-result.ts";
 export interface AcceptorOptions {
   /** How long a request waits for 1C's outcome before answering 202. */
   syncWaitMs: number;
-  /** How often to look at the register while another process delivers the event. */
+  /**
+   * How often a waiting request looks at the register itself: the fallback
+   * for an event another process delivers, whose settle this process's
+   * register does not see (SQLite). In-process settles wake it at once.
+   */
   pollMs?: number;
   now: () => number;
+  /**
+   * Whether an attempt may come soon: false while this process's breaker is
+   * open, so requests answer 202 at once instead of waiting in vain.
+   */
+  deliveryActive?: () => boolean;
 }
 
 export interface AcceptRequest {
@@ -21,23 +29,20 @@ export interface AcceptRequest {
 }
 
 /**
- * Turns at-least-once requests into one recorded event: reserve it, ask the
- * deliverer to take it at once, and answer within the sync wait either way.
- * The request never calls 1C itself: every call goes through the deliverer's
- * concurrency cap, breaker and leases.
+ * Turns at-least-once requests into one recorded event: reserve it, and
+ * answer within the sync wait either way. The request never calls 1C itself:
+ * the register tells the deliverer of the new event, and every call goes
+ * through the deliverer's concurrency cap, breaker and leases.
  */
 export class OrderPaidAcceptor {
   readonly #register: EventRegister;
-  /** Absent in a process that only serves HTTP while separate workers deliver. */
-  readonly #deliverer: Deliverer | undefined;
   readonly #options: Required<AcceptorOptions>;
   /** Aborted when the server stops: waiting requests answer 202 at once, their events already durable. */
   readonly #stopping = new AbortController();
 
-  constructor(register: EventRegister, deliverer: Deliverer | undefined, options: AcceptorOptions) {
+  constructor(register: EventRegister, options: AcceptorOptions) {
     this.#register = register;
-    this.#deliverer = deliverer;
-    this.#options = { pollMs: 20, ...options };
+    this.#options = { pollMs: DEFAULT_POLL_MS, deliveryActive: () => true, ...options };
   }
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
@@ -56,13 +61,12 @@ export class OrderPaidAcceptor {
     // Only the request that recorded the event gets 201; every other one is a repeat of it.
     const firstAnswer = reserved.outcome === "created";
     if (record.status !== EventStatus.PROCESSING) return { kind: "event", record, firstAnswer };
-    this.#deliverer?.expedite(record.sender, record.eventId);
     return { kind: "event", record: await this.#waitForOutcome(record), firstAnswer };
   }
 
   /**
    * Waits while an attempt is due or running, up to the sync wait: woken by
-   * this process's deliverer, polling for attempts in other processes.
+   * the register's change notice, polling for attempts in other processes.
    */
   async #waitForOutcome(record: EventRecord): Promise<EventRecord> {
     const deadline = this.#options.now() + this.#options.syncWaitMs;
@@ -83,35 +87,35 @@ export class OrderPaidAcceptor {
 
   /** While the breaker is open, or the server stops, nothing will be attempted soon: answer 202 at once. */
   #worthWaiting(): boolean {
-    if (this.#stopping.signal.aborted) return false;
-    return this.#deliverer === undefined || this.#deliverer.delivering;
+    return !this.#stopping.signal.aborted && this.#options.deliveryActive();
   }
 
   /**
-   * Resolves on this event's settle in this process, on stop, or after `ms`.
-   * The timer is our own (never AbortSignal.timeout): a request waiting for
-   * another process's delivery has nothing else to wake it.
+   * Resolves when the register reports this event settled, on stop, or after
+   * `ms`. The timer is our own (never AbortSignal.timeout): a request waiting
+   * for another process's delivery has nothing else to wake it.
    */
   #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
     const stopping = this.#stopping.signal;
     if (stopping.aborted) return Promise.resolve();
-    const deliverer = this.#deliverer;
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         stopping.removeEventListener("abort", done);
-        deliverer?.off("settled", onSettled);
+        unwatch();
         resolve();
       };
-      const onSettled = (settled: EventRecord) => {
-        if (settled.sender === record.sender && settled.eventId === record.eventId) done();
-      };
+      const unwatch = this.#register.watch((change) => {
+        if (change.kind === "settled" && change.sender === record.sender && change.eventId === record.eventId) done();
+      });
       const timer = setTimeout(done, ms);
       stopping.addEventListener("abort", done, { once: true });
-      deliverer?.on("settled", onSettled);
     });
   }
 }
+
+/** 20 looks a second per waiting request: cheap reads (WAL), and at most 50 ms late for another process's settle. */
+const DEFAULT_POLL_MS = 50;
 
 /** Compared under the policy the row was recorded with, so a policy change never turns a repeat into a 409. */
 function sameEvent(record: EventRecord, canonical: Canonical): boolean {

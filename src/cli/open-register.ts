@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { loadConfig } from "../config/load-config.ts";
+import { openRegister } from "../register/open-register.ts";
 import type { EventRegister } from "../register/port.ts";
-import { SqliteRegister } from "../register/sqlite/sqlite-register.ts";
 import { CliFailure } from "./context.ts";
 
 /**
@@ -18,11 +18,11 @@ export async function withRegister<T>(
   env: Readonly<Record<string, string | undefined>>,
   use: (register: EventRegister) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(env, { onecUrl: ONEC_URL_NOT_NEEDED });
-  if (!existsSync(config.databasePath)) {
-    throw new CliFailure(`no database at ${config.databasePath}: set DATABASE_URL to the gateway's SQLite file`);
+  const { database } = loadConfig(env, { onecUrl: ONEC_URL_NOT_NEEDED });
+  if (database.kind === "sqlite" && !existsSync(database.path)) {
+    throw new CliFailure(`no database at ${database.path}: set DATABASE_URL to the gateway's SQLite file`);
   }
-  const register = new SqliteRegister(config.databasePath);
+  const register = openRegister(database);
   try {
     return await use(register);
   } finally {

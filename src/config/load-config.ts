@@ -1,3 +1,4 @@
+import { type RegisterLocation, registerLocation } from "./database-url.ts";
 import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
 import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
@@ -9,8 +10,8 @@ import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 export interface GatewayConfig {
   readonly port: number;
   readonly host: string;
-  /** Path of the SQLite file (DATABASE_URL may be a path, file: or sqlite: URL). */
-  readonly databasePath: string;
+  /** Where the register lives (DATABASE_URL); src/register/open-register.ts opens it. */
+  readonly database: RegisterLocation;
   readonly onecUrl: string;
   readonly onecUser: string | undefined;
   readonly onecPassword: string | undefined;
@@ -69,7 +70,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
-    databasePath: databasePath(text(env, "DATABASE_URL") ?? "data/gateway.db"),
+    database: configValue(() => registerLocation(text(env, "DATABASE_URL") ?? "data/gateway.db")),
     onecUrl: checkedOnecUrl(onecUrl),
     onecUser: text(env, "ONEC_USER"),
     onecPassword: env.ONEC_PASSWORD,
@@ -160,13 +161,4 @@ function configValue<T>(parse: () => T): T {
     if (error instanceof InvalidValue) throw new ConfigError(error.message);
     throw error;
   }
-}
-
-function databasePath(raw: string): string {
-  if (/^postgres(ql)?:/i.test(raw)) {
-    throw new ConfigError("DATABASE_URL: the PostgreSQL backend is not available yet; use a SQLite file path");
-  }
-  const path = raw.replace(/^sqlite:(\/\/)?/i, "").replace(/^file:(\/\/)?/i, "");
-  if (path === "") throw new ConfigError(`DATABASE_URL must name a SQLite file, got "${raw}"`);
-  return path;
 }

@@ -44,6 +44,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
+  #unwatch: (() => void) | undefined;
   #pumping: Promise<void> | undefined;
   #again = false;
   #stopped = true;
@@ -73,6 +74,10 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    // A recorded or replayed event is due at once: take it ahead of the queue.
+    this.#unwatch = this.#deps.register.watch((change) => {
+      if (change.kind !== "settled") this.expedite(change.sender, change.eventId);
+    });
     this.#timer = setInterval(() => this.wake(), this.#options.pollMs);
     this.wake();
   }
@@ -80,6 +85,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   /** Stops claiming and waits for the calls in flight to write their outcome. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#unwatch?.();
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     clearTimeout(this.#probeTimer);
@@ -87,7 +93,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     await this.idle();
   }
 
-  /** A request is waiting for this event: claim it ahead of the queue if there is room. */
+  /** Someone is waiting for this event: claim it ahead of the queue if there is room. */
   expedite(sender: string, eventId: string): void {
     this.#expedite.add(keyOf(sender, eventId));
     this.wake();

@@ -63,10 +63,27 @@ export interface EventRegister {
   /** What monitoring needs, in one read: the pending backlog, its oldest event, and the dead letters. */
   backlog(): Promise<Backlog>;
 
+  /**
+   * Calls `listener` after each committed change that someone may be waiting
+   * for: an event recorded, replayed or settled. Returns the unsubscribe.
+   * The SQLite register sees only its own process's changes: waiters poll
+   * for the rest. A backend with server-side notification sees them all.
+   */
+  watch(listener: (change: RegisterChange) => void): () => void;
+
   /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
   ping(): Promise<void>;
 
   close(): Promise<void>;
+}
+
+/** A committed change, as `watch` reports it. */
+export interface RegisterChange {
+  /** recorded: a new event is due; replayed: an old one is due again; settled: an attempt wrote its outcome. */
+  kind: "recorded" | "replayed" | "settled";
+  sender: string;
+  eventId: string;
+  status: EventStatus;
 }
 
 export interface ReserveRequest {

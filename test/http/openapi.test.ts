@@ -4,7 +4,6 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Deliverer } from "../../src/delivery/deliverer.ts";
 import { orderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, problems } from "../../src/errors/catalogue.ts";
 import { ANSWER_TABLE } from "../../src/http/openapi/answer-table.ts";
@@ -351,7 +350,6 @@ describe("the routes the gateway registers", () => {
     } as unknown as OrderPaidRoutesOptions);
     await app.register(adminRoutes, {
       register: unused,
-      deliverer: {} as Deliverer,
       adminToken: "unused-token-0123456789",
       now: Date.now,
     });

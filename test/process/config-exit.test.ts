@@ -23,6 +23,10 @@ describe("npm start refuses a bad configuration", { timeout: 30_000 }, () => {
     [{ ONEC_URL: "http://1c.test", SYNC_WAIT_MS: "soon" }, /^configuration error: SYNC_WAIT_MS must be a whole number/],
     [{ ONEC_URL: "http://1c.test" }, /^configuration error: no senders configured/],
     [{ ONEC_URL: "http://1c.test", SENDER_TOKENS: "shop-a:short" }, /^configuration error: SENDER_TOKENS entries/],
+    [
+      { ONEC_URL: "http://1c.test", ALLOW_ANONYMOUS: "true", DATABASE_URL: "postgres://gw@127.0.0.1/gw" },
+      /^configuration error: DATABASE_URL: the PostgreSQL register is not available yet/,
+    ],
   ])("exits 1 with one clear line for %j", (env, message) => {
     const result = start(env);
     expect(result.status).toBe(1);

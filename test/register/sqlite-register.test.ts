@@ -168,6 +168,31 @@ describe("SqliteRegister", () => {
     expect(settled).toMatchObject({ attempts: 1, roundAttempts: 0 });
   });
 
+  it("tells watchers of what was committed: recorded, replayed, settled; not a repeat or a fenced-out settle", async () => {
+    const changes: string[] = [];
+    const unwatch = register.watch((change) => {
+      changes.push(`${change.kind} ${change.eventId} ${change.status}`);
+    });
+    await register.reserve(reserveRequest());
+    await register.reserve(reserveRequest({ now: T0 + 1 }));
+    const stale = await claimOne();
+    const fresh = await claimOne({ owner: "worker-b", now: T0 + 1001 });
+    const final = { status: EventStatus.FAILED_FINAL, error: "x", errorClass: "x", response: snapshot } as const;
+    expect(await register.settle(stale.lease, final, report, T0 + 1002)).toBeUndefined();
+    await register.settle(fresh.lease, final, report, T0 + 1003);
+    await register.replay({
+      sender: "default",
+      eventId: "evt-1",
+      requestedBy: "t",
+      reason: "r",
+      force: false,
+      now: T0 + 2000,
+    });
+    unwatch();
+    await register.reserve(reserveRequest({ eventId: "after-unwatch" }));
+    expect(changes).toEqual(["recorded evt-1 PROCESSING", "settled evt-1 FAILED_FINAL", "replayed evt-1 PROCESSING"]);
+  });
+
   it("keeps a finished event finished", async () => {
     await register.reserve(reserveRequest());
     const claim = await claimOne();

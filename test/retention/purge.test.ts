@@ -268,7 +268,9 @@ describe("retention", () => {
       retentionMs: 48 * 3_600_000,
       purgeIntervalMs: 60_000,
     });
-    expect(() => loadConfig({ ...base, RETENTION_HOURS: "23" })).toThrow(/^RETENTION_HOURS must be a whole number from 24 to /);
+    expect(() => loadConfig({ ...base, RETENTION_HOURS: "23" })).toThrow(
+      /^RETENTION_HOURS must be a whole number from 24 to /,
+    );
     expect(() => loadConfig({ ...base, PURGE_INTERVAL_MS: "999" })).toThrow(/^PURGE_INTERVAL_MS/);
   });
 });

@@ -7,7 +7,7 @@ describe("loadConfig", () => {
   it("fills the documented defaults", () => {
     expect(loadConfig(base)).toMatchObject({
       port: 8080,
-      databasePath: "data/gateway.db",
+      database: { kind: "sqlite", path: "data/gateway.db" },
       onecUrl: "http://1c.local/base/hs/integration",
       syncWaitMs: 2000,
       bodyLimit: 262144,
@@ -28,14 +28,24 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud"],
     ["ONEC_URL", "ftp://x"],
     ["ONEC_URL", "http://user:pw@1c"],
-    ["DATABASE_URL", "postgres://localhost/x"],
+    ["DATABASE_URL", "sqlite:"],
   ])("refuses %s=%s with a line that names it", (name, value) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(new RegExp(`^${name}`));
   });
 
-  it("reads sqlite and file URLs as paths", () => {
-    expect(loadConfig({ ...base, DATABASE_URL: "sqlite:/var/lib/gw.db" }).databasePath).toBe("/var/lib/gw.db");
-    expect(loadConfig({ ...base, DATABASE_URL: "file:data/x.db" }).databasePath).toBe("data/x.db");
+  it("reads sqlite and file URLs as paths, and postgres URLs as a server", () => {
+    expect(loadConfig({ ...base, DATABASE_URL: "sqlite:/var/lib/gw.db" }).database).toEqual({
+      kind: "sqlite",
+      path: "/var/lib/gw.db",
+    });
+    expect(loadConfig({ ...base, DATABASE_URL: "file:data/x.db" }).database).toEqual({
+      kind: "sqlite",
+      path: "data/x.db",
+    });
+    expect(loadConfig({ ...base, DATABASE_URL: "postgresql://gw@db:5432/gw" }).database).toEqual({
+      kind: "postgres",
+      url: "postgresql://gw@db:5432/gw",
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import closeWithGrace from "close-with-grace";
 import type { Logger } from "pino";
+import { describeLocation } from "../../config/database-url.ts";
 import { type GatewayConfig, loadConfig } from "../../config/load-config.ts";
 import { createDeliveryStack } from "../../gateway.ts";
 import { createLogger } from "../../observability/logger.ts";
@@ -32,7 +33,7 @@ export function runWorker(config: GatewayConfig, logger: Logger): Promise<number
       concurrency: config.onecMaxConcurrency,
       poll_ms: config.deliveryPollMs,
       onec_url: config.onecUrl,
-      database: config.databasePath,
+      database: describeLocation(config.database),
     },
     "worker started: delivering pending events to 1C",
   );

@@ -1,6 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Deliverer } from "../../delivery/deliverer.ts";
 import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { lookUpEvent } from "../../operations/look-up-event.ts";
@@ -16,7 +15,6 @@ export const ADMIN_PATH = "/integration/v1/admin";
 
 export interface AdminRoutesOptions {
   register: EventRegister;
-  deliverer: Deliverer;
   adminToken: string;
   now: () => number;
 }
@@ -73,7 +71,7 @@ export const replayBodySchema = {
 
 /** Support staff's routes. Registered only when ADMIN_TOKEN is set. */
 export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
-  const { register, deliverer, now } = options;
+  const { register, now } = options;
   const expected = Buffer.from(options.adminToken, "utf8");
 
   app.addHook("onRequest", async (request, reply) => {
@@ -191,7 +189,6 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
         },
         "event replayed",
       );
-      deliverer.expedite(record.sender, eventId);
       const view = {
         sender: record.sender,
         ...statusView(record),

@@ -14,6 +14,7 @@ import {
   type ListFilter,
   type PageCursor,
   type PurgeRequest,
+  type RegisterChange,
   type ReplayRecord,
   type ReplayRequest,
   type ReplayResult,
@@ -43,6 +44,7 @@ export class SqliteRegister implements EventRegister {
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #writes: WriteBatcher;
+  readonly #watchers = new Set<(change: RegisterChange) => void>();
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -67,13 +69,26 @@ export class SqliteRegister implements EventRegister {
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
     const sql = this.#sql;
-    return this.#write((): ReserveResult => {
+    const result = await this.#write((): ReserveResult => {
       const inserted = sql.insert.get(request);
       if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
       const existing = sql.select.get(request.sender, request.eventId);
       if (existing === undefined) throw new Error("row vanished inside its own transaction");
       return { outcome: "existing", record: toRecord(existing) };
     });
+    if (result.outcome === "created") this.#changed("recorded", result.record);
+    return result;
+  }
+
+  watch(listener: (change: RegisterChange) => void): () => void {
+    this.#watchers.add(listener);
+    return () => this.#watchers.delete(listener);
+  }
+
+  /** After the commit, never inside the transaction: a woken waiter must find the change. */
+  #changed(kind: RegisterChange["kind"], record: EventRecord): void {
+    const change = { kind, sender: record.sender, eventId: record.eventId, status: record.status };
+    for (const listener of this.#watchers) listener(change);
   }
 
   async claim(request: ClaimRequest): Promise<Claim[]> {
@@ -131,7 +146,10 @@ export class SqliteRegister implements EventRegister {
       });
       return settled;
     });
-    return row === undefined ? undefined : toRecord(row);
+    if (row === undefined) return undefined;
+    const record = toRecord(row);
+    this.#changed("settled", record);
+    return record;
   }
 
   async bringForwardRetries(now: number): Promise<number> {
@@ -141,7 +159,7 @@ export class SqliteRegister implements EventRegister {
   async replay(request: ReplayRequest): Promise<ReplayResult> {
     const sql = this.#sql;
     const { sender, eventId, now } = request;
-    return this.#write((): ReplayResult => {
+    const result = await this.#write((): ReplayResult => {
       const row = sql.select.get(sender, eventId);
       if (row === undefined) return { result: "not_found" };
       const record = toRecord(row);
@@ -161,6 +179,8 @@ export class SqliteRegister implements EventRegister {
       });
       return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
     });
+    if (result.result === "replayed") this.#changed("replayed", result.record);
+    return result;
   }
 
   async purgeFinished(request: PurgeRequest): Promise<number> {
