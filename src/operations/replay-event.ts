@@ -1,22 +1,13 @@
 import type { EventStatus } from "../register/event-status.ts";
-import type { EventRecord, EventRegister } from "../register/port.ts";
+import type { EventRecord, EventRegister, ReplayRequest } from "../register/port.ts";
 import { lookUpEvent } from "./look-up-event.ts";
 
 /** The audit trail's bounds, the same whether a replay comes from the admin API or the command line. */
 export const REPLAY_REASON_MAX = 500;
 export const REQUESTED_BY_MAX = 128;
 
-export interface ReplayCommand {
-  eventId: string;
-  /** Whose event, when several senders used the id; absent means the only one. */
-  sender?: string | undefined;
-  /** Who asks and why: written to the event_replays audit table. */
-  requestedBy: string;
-  reason: string;
-  /** Replay a SUCCEEDED event too (1C answers with the order it already has). */
-  force: boolean;
-  now: number;
-}
+/** A replay as support asks for it: by event_id, the sender only when several used the id. */
+export type ReplayCommand = Omit<ReplayRequest, "sender"> & { sender?: string | undefined };
 
 export type ReplayOutcome =
   | { kind: "replayed"; record: EventRecord; fromStatus: EventStatus }
