@@ -1,3 +1,4 @@
+import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
@@ -6,6 +7,7 @@ import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
 import { registerStrictJsonParser } from "./http/json-body.ts";
+import { openApiOptions } from "./http/openapi/document.ts";
 import { frameworkErrorHandler, registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
@@ -119,6 +121,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   registerStrictJsonParser(app, deps.bodyLimit);
   registerProblemHandler(app);
+  // Response schemas document the answers; they must not rewrite them. The
+  // routes send pre-stringified JSON, which Fastify never serializes, and the
+  // few objects (health, problem types) go out as JSON.stringify writes them:
+  // no field dropped or reordered by a schema-built serializer.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Before the routes: it collects them as they are added, and /openapi.json is made from them.
+  app.register(swagger, openApiOptions());
   app.register(healthRoutes, { register: deps.register });
   app.register(docsRoutes);
   app.register(problemTypeRoutes);

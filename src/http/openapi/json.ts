@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, Ref } from "./types.ts";
+import type { JsonObject, JsonValue } from "./types.ts";
 
 /** Small building blocks of the document: media types, component references, plain-JSON checks. */
 
@@ -10,11 +10,6 @@ export const OPENAPI_PATH = "/openapi.json";
 export const PROMETHEUS_MEDIA_TYPE = "text/plain; version=0.0.4";
 
 export const schemaRef = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
-export const headerRef = (name: string, description?: string): Ref =>
-  description === undefined
-    ? { $ref: `#/components/headers/${name}` }
-    : { $ref: `#/components/headers/${name}`, description };
-export const parameterRef = (name: string): Ref => ({ $ref: `#/components/parameters/${name}` });
 
 /** `money` in the schema's `$defs` is `#/components/schemas/Money` in the document. */
 export function defComponentName(defName: string): string {

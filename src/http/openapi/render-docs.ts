@@ -1,9 +1,11 @@
 import { STATUS_CODES } from "node:http";
 import { PROBLEM_MEDIA_TYPE } from "./json.ts";
 import type {
+  ExampleObject,
   HeaderObject,
   JsonObject,
   JsonValue,
+  MediaTypeObject,
   OpenApiDocument,
   OperationObject,
   OrRef,
@@ -111,6 +113,7 @@ function schemaLabel(schema: JsonObject | undefined): string {
     return `<a href="#${anchor("schema", name)}">${esc(name)}</a>`;
   }
   if (Array.isArray(schema.oneOf)) return (schema.oneOf as JsonObject[]).map(schemaLabel).join(" | ");
+  if (Array.isArray(schema.allOf)) return (schema.allOf as JsonObject[]).map(schemaLabel).join(" & ");
   const parts: string[] = [];
   if (schema.type !== undefined) parts.push(Array.isArray(schema.type) ? schema.type.join(" | ") : String(schema.type));
   if (Array.isArray(schema.enum)) parts.push(`one of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`);
@@ -142,11 +145,17 @@ ${httpMessage(`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""
   return `<p>${inline(example.summary)}</p><ol class="steps">${steps.join("\n")}</ol>`;
 }
 
+/** A media type's examples; @fastify/swagger writes a lone schema example as `example`. */
+function mediaExamples(media: MediaTypeObject): Record<string, ExampleObject> {
+  if (media.examples !== undefined) return { ...media.examples };
+  return media.example === undefined ? {} : { example: { value: media.example } };
+}
+
 function renderParameters(doc: OpenApiDocument, list: readonly OrRef<ParameterObject>[] | undefined): string {
   if (list === undefined || list.length === 0) return "";
   const rows = list.map((item) => {
     const p = deref(doc, item);
-    return `<tr><td><code>${esc(p.name)}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${schemaLabel(p.schema)}</td><td>${inline(p.description)}</td></tr>`;
+    return `<tr><td><code>${esc(p.name)}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${schemaLabel(p.schema)}</td><td>${inline(p.description ?? "")}</td></tr>`;
   });
   return `<h4>Parameters</h4><table><thead><tr><th>name</th><th>in</th><th>required</th><th>schema</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
@@ -200,10 +209,10 @@ function renderOperation(doc: OpenApiDocument, op: ListedOperation, common: Read
   const requestBody =
     body === undefined
       ? ""
-      : `<h4>Request body</h4><p>${inline(body.description)}</p>${Object.entries(body.content)
+      : `<h4>Request body</h4><p>${inline(body.description ?? "")}</p>${Object.entries(body.content)
           .map(
             ([type, media]) =>
-              `<p><code>${esc(type)}</code> ${schemaLabel(media.schema)}</p>${Object.entries(media.examples ?? {})
+              `<p><code>${esc(type)}</code> ${schemaLabel(media.schema)}</p>${Object.entries(mediaExamples(media))
                 .map(
                   ([name, ex]) =>
                     `<details><summary>Example: ${esc(ex.summary ?? name)}</summary><pre>${pretty(ex.value)}</pre></details>`,
@@ -284,11 +293,18 @@ export function renderDocsHtml(doc: OpenApiDocument): string {
         `<tr id="${anchor("header", name)}"><td><code>${esc(name)}</code></td><td>${inline(header.description)}</td><td>${schemaLabel(header.schema)}</td></tr>`,
     )
     .join("");
-  const requestHeaderRows = Object.values(doc.components.parameters)
-    .filter((p) => p.in === "header")
+  // Request headers are declared per route; the page lists each once.
+  const requestHeaders = new Map<string, ParameterObject>();
+  for (const { operation } of operations) {
+    for (const item of operation.parameters ?? []) {
+      const p = deref(doc, item);
+      if (p.in === "header" && !requestHeaders.has(p.name.toLowerCase())) requestHeaders.set(p.name.toLowerCase(), p);
+    }
+  }
+  const requestHeaderRows = [...requestHeaders.values()]
     .map(
       (p) =>
-        `<tr><td><code>${esc(p.name)}</code></td><td>${inline(p.description)}</td><td>${schemaLabel(p.schema)}</td></tr>`,
+        `<tr><td><code>${esc(p.name)}</code></td><td>${inline(p.description ?? "")}</td><td>${schemaLabel(p.schema)}</td></tr>`,
     )
     .join("");
   const security = Object.entries(doc.components.securitySchemes)

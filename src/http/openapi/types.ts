@@ -1,5 +1,3 @@
-import type { ProblemKind } from "../../errors/catalogue.ts";
-
 /**
  * The parts of OpenAPI 3.1 the gateway's document uses, typed just enough to
  * build it and to render /docs from it. Schemas stay plain JSON: they are
@@ -32,6 +30,7 @@ export interface ExampleObject {
 
 export interface MediaTypeObject {
   readonly schema: JsonObject;
+  readonly example?: JsonValue;
   readonly examples?: Readonly<Record<string, ExampleObject>>;
 }
 
@@ -58,14 +57,14 @@ export interface ResponseObject {
 export interface ParameterObject {
   readonly name: string;
   readonly in: "path" | "query" | "header";
-  readonly description: string;
+  readonly description?: string;
   readonly required: boolean;
   readonly schema: JsonObject;
   readonly example?: JsonValue;
 }
 
 export interface RequestBodyObject {
-  readonly description: string;
+  readonly description?: string;
   readonly required: boolean;
   readonly content: Readonly<Record<string, MediaTypeObject>>;
 }
@@ -119,7 +118,6 @@ export interface SecuritySchemeObject {
 export interface ComponentsObject {
   readonly schemas: Readonly<Record<string, JsonObject>>;
   readonly headers: Readonly<Record<string, HeaderObject>>;
-  readonly parameters: Readonly<Record<string, ParameterObject>>;
   readonly securitySchemes: Readonly<Record<string, SecuritySchemeObject>>;
 }
 
@@ -136,16 +134,4 @@ export interface OpenApiDocument {
   readonly tags: readonly TagObject[];
   readonly paths: Readonly<Record<string, PathItemObject>>;
   readonly components: ComponentsObject;
-}
-
-/** Everything the document is made from; `buildOpenApi` reads nothing else. */
-export interface OpenApiSources {
-  /** package.json's version. */
-  readonly version: string;
-  /** The JSON Schema the order-paid route validates with (draft 2020-12, with `$defs`). */
-  readonly orderPaidSchema: JsonObject;
-  /** schemas/examples/order-paid.json */
-  readonly orderPaidExample: JsonObject;
-  /** catalogue.ts's `problems`. */
-  readonly problems: Readonly<Record<string, ProblemKind>>;
 }

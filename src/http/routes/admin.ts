@@ -1,15 +1,17 @@
 import { timingSafeEqual } from "node:crypto";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Static } from "typebox";
 import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { lookUpEvent } from "../../operations/look-up-event.ts";
-import { REPLAY_REASON_MAX, REQUESTED_BY_MAX, replayEvent } from "../../operations/replay-event.ts";
-import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
+import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
 import { JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { bearerToken } from "../sender-auth.ts";
+import { getEventSchema, listEventsSchema, replayEventSchema, type SenderQuery } from "./admin-schemas.ts";
 
 export const ADMIN_PATH = "/integration/v1/admin";
 
@@ -18,56 +20,6 @@ export interface AdminRoutesOptions {
   adminToken: string;
   now: () => number;
 }
-
-interface ReplayBody {
-  reason: string;
-  force?: boolean;
-  requested_by?: string;
-}
-
-interface EventQuery {
-  sender?: string;
-}
-
-interface ListQuery {
-  status?: EventStatus;
-  sender?: string;
-  since?: string;
-  until?: string;
-  limit?: string;
-  cursor?: string;
-}
-
-export const senderQuery = {
-  type: "object",
-  additionalProperties: false,
-  properties: { sender: { type: "string", pattern: "^[A-Za-z0-9._-]{1,64}$" } },
-} as const;
-
-export const listQuerySchema = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    status: { type: "string", enum: ALL_STATUSES },
-    sender: { type: "string", pattern: "^[A-Za-z0-9._-]{1,64}$" },
-    since: { type: "string", format: "date-time" },
-    until: { type: "string", format: "date-time" },
-    // Query strings are text and Ajv coerces nothing here: the number is parsed below.
-    limit: { type: "string", pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$" },
-    cursor: { type: "string", maxLength: 400 },
-  },
-} as const;
-
-export const replayBodySchema = {
-  type: "object",
-  additionalProperties: false,
-  required: ["reason"],
-  properties: {
-    reason: { type: "string", minLength: 1, maxLength: REPLAY_REASON_MAX },
-    force: { type: "boolean" },
-    requested_by: { type: "string", minLength: 1, maxLength: REQUESTED_BY_MAX },
-  },
-} as const;
 
 /** Support staff's routes. Registered only when ADMIN_TOKEN is set. */
 export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
@@ -89,115 +41,105 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     }
   });
 
-  app.get<{ Querystring: ListQuery }>(
-    `${ADMIN_PATH}/events`,
-    { schema: { querystring: listQuerySchema } },
-    async (request, reply) => {
-      const { status, sender, since, until, cursor } = request.query;
-      const limit = Number(request.query.limit ?? 50);
-      const before = cursor === undefined ? undefined : decodeCursor(cursor);
-      if (cursor !== undefined && before === undefined) {
-        return sendAnswer(reply, problemAnswer("GW_ERR_BAD_REQUEST", request.id, { detail: "cursor is not valid" }));
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  routes.get(`${ADMIN_PATH}/events`, { schema: listEventsSchema }, async (request, reply) => {
+    const { status, sender, since, until, cursor } = request.query;
+    const limit = Number(request.query.limit ?? 50);
+    const before = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && before === undefined) {
+      return sendAnswer(reply, problemAnswer("GW_ERR_BAD_REQUEST", request.id, { detail: "cursor is not valid" }));
+    }
+    const records = await register.page({
+      limit,
+      ...(status === undefined ? {} : { status }),
+      ...(sender === undefined ? {} : { sender }),
+      ...(since === undefined ? {} : { since: Date.parse(since) }),
+      ...(until === undefined ? {} : { until: Date.parse(until) }),
+      ...(before === undefined ? {} : { before }),
+    });
+    const last = records.at(-1);
+    const page = {
+      events: records.map((record) => ({ sender: record.sender, ...statusView(record) })),
+      next_cursor: records.length === limit && last !== undefined ? encodeCursor(last) : null,
+    };
+    return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
+  });
+
+  routes.get(`${ADMIN_PATH}/events/:event_id`, { schema: getEventSchema }, async (request, reply) => {
+    const record = await resolveEvent(request, reply, register);
+    if (record === undefined) return reply;
+    const [attempts, replays] = await Promise.all([
+      register.listAttempts(record.sender, record.eventId),
+      register.listReplays(record.sender, record.eventId),
+    ]);
+    const detail = {
+      sender: record.sender,
+      ...statusView(record),
+      status_url: statusUrl(record.eventId),
+      body: JSON.parse(record.body) as unknown,
+      fingerprint: record.fingerprint,
+      policy_version: record.policyVersion,
+      lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
+      response: record.response,
+      attempts: attempts.map(attemptView),
+      replays: replays.map(replayView),
+    };
+    return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(detail));
+  });
+
+  routes.post(`${ADMIN_PATH}/events/:event_id/replay`, { schema: replayEventSchema }, async (request, reply) => {
+    const eventId = request.params.event_id;
+    if (!isValidEventId(eventId)) return notFound(request, reply, eventId);
+    const outcome = await replayEvent(register, {
+      eventId,
+      sender: request.query.sender,
+      requestedBy: request.body.requested_by ?? "admin-api",
+      reason: request.body.reason,
+      force: request.body.force ?? false,
+      now: now(),
+    });
+    switch (outcome.kind) {
+      case "missing":
+        return notFound(request, reply, eventId);
+      case "ambiguous":
+        return ambiguous(request, reply, eventId, outcome.senders);
+      case "refused": {
+        const detail =
+          outcome.reason === "succeeded"
+            ? `event "${eventId}" already SUCCEEDED; send {"force": true} to deliver the same bytes again (1C answers with the order it has)`
+            : `an attempt for event "${eventId}" is running now; replay it after it ends`;
+        return sendAnswer(
+          reply,
+          problemAnswer("GW_ERR_REPLAY_REFUSED", request.id, {
+            detail,
+            event_id: eventId,
+            status_url: statusUrl(eventId),
+          }),
+        );
       }
-      const records = await register.page({
-        limit,
-        ...(status === undefined ? {} : { status }),
-        ...(sender === undefined ? {} : { sender }),
-        ...(since === undefined ? {} : { since: Date.parse(since) }),
-        ...(until === undefined ? {} : { until: Date.parse(until) }),
-        ...(before === undefined ? {} : { before }),
-      });
-      const last = records.at(-1);
-      const page = {
-        events: records.map((record) => ({ sender: record.sender, ...statusView(record) })),
-        next_cursor: records.length === limit && last !== undefined ? encodeCursor(last) : null,
-      };
-      return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
-    },
-  );
-
-  app.get<{ Params: { event_id: string }; Querystring: EventQuery }>(
-    `${ADMIN_PATH}/events/:event_id`,
-    { schema: { querystring: senderQuery } },
-    async (request, reply) => {
-      const record = await resolveEvent(request, reply, register);
-      if (record === undefined) return reply;
-      const [attempts, replays] = await Promise.all([
-        register.listAttempts(record.sender, record.eventId),
-        register.listReplays(record.sender, record.eventId),
-      ]);
-      const detail = {
+      case "replayed":
+        break;
+    }
+    const { record } = outcome;
+    request.log.warn(
+      {
+        event_id: eventId,
         sender: record.sender,
-        ...statusView(record),
-        status_url: statusUrl(record.eventId),
-        body: JSON.parse(record.body) as unknown,
-        fingerprint: record.fingerprint,
-        policy_version: record.policyVersion,
-        lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
-        response: record.response,
-        attempts: attempts.map(attemptView),
-        replays: replays.map(replayView),
-      };
-      return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(detail));
-    },
-  );
-
-  app.post<{ Params: { event_id: string }; Querystring: EventQuery; Body: ReplayBody }>(
-    `${ADMIN_PATH}/events/:event_id/replay`,
-    { schema: { body: replayBodySchema, querystring: senderQuery } },
-    async (request, reply) => {
-      const eventId = request.params.event_id;
-      if (!isValidEventId(eventId)) return notFound(request, reply, eventId);
-      const outcome = await replayEvent(register, {
-        eventId,
-        sender: request.query.sender,
-        requestedBy: request.body.requested_by ?? "admin-api",
+        from_status: outcome.fromStatus,
+        requested_by: request.body.requested_by,
         reason: request.body.reason,
-        force: request.body.force ?? false,
-        now: now(),
-      });
-      switch (outcome.kind) {
-        case "missing":
-          return notFound(request, reply, eventId);
-        case "ambiguous":
-          return ambiguous(request, reply, eventId, outcome.senders);
-        case "refused": {
-          const detail =
-            outcome.reason === "succeeded"
-              ? `event "${eventId}" already SUCCEEDED; send {"force": true} to deliver the same bytes again (1C answers with the order it has)`
-              : `an attempt for event "${eventId}" is running now; replay it after it ends`;
-          return sendAnswer(
-            reply,
-            problemAnswer("GW_ERR_REPLAY_REFUSED", request.id, {
-              detail,
-              event_id: eventId,
-              status_url: statusUrl(eventId),
-            }),
-          );
-        }
-        case "replayed":
-          break;
-      }
-      const { record } = outcome;
-      request.log.warn(
-        {
-          event_id: eventId,
-          sender: record.sender,
-          from_status: outcome.fromStatus,
-          requested_by: request.body.requested_by,
-          reason: request.body.reason,
-        },
-        "event replayed",
-      );
-      const view = {
-        sender: record.sender,
-        ...statusView(record),
-        replayed_from: outcome.fromStatus,
-        status_url: statusUrl(eventId),
-      };
-      return reply.code(202).header("location", statusUrl(eventId)).type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
-    },
-  );
+      },
+      "event replayed",
+    );
+    const view = {
+      sender: record.sender,
+      ...statusView(record),
+      replayed_from: outcome.fromStatus,
+      status_url: statusUrl(eventId),
+    };
+    return reply.code(202).header("location", statusUrl(eventId)).type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
+  });
 }
 
 /**
@@ -205,7 +147,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
  * directly; when several senders used the id, `?sender=` picks one (409 otherwise).
  */
 async function resolveEvent(
-  request: FastifyRequest<{ Params: { event_id: string }; Querystring: EventQuery }>,
+  request: FastifyRequest<{ Params: { event_id: string }; Querystring: Static<typeof SenderQuery> }>,
   reply: FastifyReply,
   register: EventRegister,
 ): Promise<EventRecord | undefined> {

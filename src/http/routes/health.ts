@@ -2,10 +2,32 @@ import type { FastifyInstance } from "fastify";
 import type { EventRegister } from "../../register/port.ts";
 import { problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
+import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
 
 export interface HealthRoutesOptions {
   register: EventRegister;
 }
+
+const healthSchema = {
+  operationId: "getHealth",
+  tags: ["operations"],
+  security: [],
+  summary: "Liveness",
+  description: "200 while the process serves (for a restart policy).",
+  response: answers({ 200: success("Alive.", { schema: "Health" }) }, EVERY_ROUTE),
+};
+
+const readinessSchema = {
+  operationId: "getReadiness",
+  tags: ["operations"],
+  security: [],
+  summary: "Readiness",
+  description: "200 when the gateway can accept events now (the register is writable), 503 otherwise (for a balancer).",
+  response: answers({ 200: success("Ready.", { schema: "Readiness" }) }, [
+    ...EVERY_ROUTE,
+    "GW_ERR_STORAGE_UNAVAILABLE",
+  ]),
+};
 
 /**
  * /healthz: the process serves (for a restart policy). /readyz: it can accept
@@ -13,9 +35,9 @@ export interface HealthRoutesOptions {
  * get the shutting-down 503 from the app's onRequest hook.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
-  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/healthz", { schema: healthSchema }, async () => ({ status: "ok" }));
 
-  app.get("/readyz", async (request, reply) => {
+  app.get("/readyz", { schema: readinessSchema }, async (request, reply) => {
     try {
       await options.register.ping();
       return { status: "ready" };

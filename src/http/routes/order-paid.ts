@@ -1,5 +1,6 @@
 import rateLimit from "@fastify/rate-limit";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
 import type { AcceptResult } from "../../accept/accept-result.ts";
 import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
@@ -13,6 +14,13 @@ import { attemptView, statusView } from "../../views/event-views.ts";
 import { answerFor, JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
+import {
+  EVENT_PATH,
+  getOrderPaidStatusSchema,
+  listOrderPaidAttemptsSchema,
+  ORDER_PAID_LINKS,
+  postOrderPaidSchema,
+} from "./order-paid-schemas.ts";
 
 export interface OrderPaidRoutesOptions {
   acceptor: OrderPaidAcceptor;
@@ -23,6 +31,15 @@ export interface OrderPaidRoutesOptions {
   rateLimit: { max: number; windowMs: number };
   metrics: GatewayMetrics;
 }
+
+/**
+ * The POST route's schema documents the body and headers but validates
+ * neither: the body must first pass the strict parser (repeated keys, UTF-8,
+ * decimal integers), then admitOrderPaid checks event_id, Idempotency-Key,
+ * the schema and the business rules in that order, each with its own problem
+ * code. Fastify's validator would answer first, with a bare 400.
+ */
+const documentedOnly: FastifySchemaCompiler<unknown> = () => () => true;
 
 function countAnswer(metrics: GatewayMetrics, sender: string, result: AcceptResult, status: number): void {
   if (result.kind === "conflict") metrics.conflict(sender);
@@ -57,39 +74,45 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     });
   }
 
-  app.post(ORDERS_PAID_PATH, async (request, reply) => {
-    if (request.body === undefined) {
-      metrics.rejected(request.sender, "GW_ERR_UNSUPPORTED_MEDIA_TYPE");
-      return sendAnswer(
-        reply,
-        problemAnswer("GW_ERR_UNSUPPORTED_MEDIA_TYPE", request.id, {
-          detail: "send the event as a JSON body with Content-Type: application/json",
-        }),
-      );
-    }
-    const admission = admitOrderPaid(request.body, request.headers["idempotency-key"], request.jsonDecimalNumbers);
-    if (!admission.ok) {
-      request.logEvent = admission.eventId === undefined ? undefined : { eventId: admission.eventId };
-      metrics.rejected(request.sender, admission.code);
-      const extras = admission.errors === undefined ? {} : { errors: admission.errors };
-      const eventId = admission.eventId === undefined ? {} : { event_id: admission.eventId };
-      return sendAnswer(
-        reply,
-        problemAnswer(admission.code, request.id, { detail: admission.detail, ...extras, ...eventId }),
-      );
-    }
-    const eventId = admission.event.event_id;
-    const result = await acceptor.accept({
-      sender: request.sender,
-      eventId,
-      canonical: admission.canonical,
-      correlationId: request.id,
-    });
-    const answer = answerFor(result, request.id, now());
-    countAnswer(metrics, request.sender, result, answer.status);
-    request.logEvent = { eventId, eventStatus: result.record.status };
-    return sendAnswer(reply, answer);
-  });
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  routes.post(
+    ORDERS_PAID_PATH,
+    { schema: postOrderPaidSchema, validatorCompiler: documentedOnly, links: ORDER_PAID_LINKS },
+    async (request, reply) => {
+      if (request.body === undefined) {
+        metrics.rejected(request.sender, "GW_ERR_UNSUPPORTED_MEDIA_TYPE");
+        return sendAnswer(
+          reply,
+          problemAnswer("GW_ERR_UNSUPPORTED_MEDIA_TYPE", request.id, {
+            detail: "send the event as a JSON body with Content-Type: application/json",
+          }),
+        );
+      }
+      const admission = admitOrderPaid(request.body, request.headers["idempotency-key"], request.jsonDecimalNumbers);
+      if (!admission.ok) {
+        request.logEvent = admission.eventId === undefined ? undefined : { eventId: admission.eventId };
+        metrics.rejected(request.sender, admission.code);
+        const extras = admission.errors === undefined ? {} : { errors: admission.errors };
+        const eventId = admission.eventId === undefined ? {} : { event_id: admission.eventId };
+        return sendAnswer(
+          reply,
+          problemAnswer(admission.code, request.id, { detail: admission.detail, ...extras, ...eventId }),
+        );
+      }
+      const eventId = admission.event.event_id;
+      const result = await acceptor.accept({
+        sender: request.sender,
+        eventId,
+        canonical: admission.canonical,
+        correlationId: request.id,
+      });
+      const answer = answerFor(result, request.id, now());
+      countAnswer(metrics, request.sender, result, answer.status);
+      request.logEvent = { eventId, eventStatus: result.record.status };
+      return sendAnswer(reply, answer);
+    },
+  );
 
   const findOr404 = async (request: FastifyRequest<{ Params: { event_id: string } }>, reply: FastifyReply) => {
     const eventId = request.params.event_id;
@@ -104,7 +127,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     return record;
   };
 
-  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id`, async (request, reply) => {
+  routes.get(EVENT_PATH, { schema: getOrderPaidStatusSchema }, async (request, reply) => {
     const record = await findOr404(request, reply);
     if (record === undefined) return reply;
     return reply
@@ -113,7 +136,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
       .send(JSON.stringify(statusView(record)));
   });
 
-  app.get<{ Params: { event_id: string } }>(`${ORDERS_PAID_PATH}/:event_id/attempts`, async (request, reply) => {
+  routes.get(`${EVENT_PATH}/attempts`, { schema: listOrderPaidAttemptsSchema }, async (request, reply) => {
     const record = await findOr404(request, reply);
     if (record === undefined) return reply;
     const attempts = await register.listAttempts(record.sender, record.eventId);

@@ -1,12 +1,29 @@
-import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
+import { orderPaidSchema } from "../../domain/validate-order-paid.ts";
+import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
 import { ALL_STATUSES, EventStatus } from "../../register/event-status.ts";
-import { replayBodySchema } from "../routes/admin.ts";
-import { asJsonObject, defComponentName, schemaRef } from "./json.ts";
-import type { JsonObject, JsonValue } from "./types.ts";
+import { asJsonObject, defComponentName, schemaRef } from "../openapi/json.ts";
+import type { JsonObject, JsonValue } from "../openapi/types.ts";
 
-/** The components/schemas: the order-paid schema hoisted from `$defs`, the answer views, one schema per problem. */
+/**
+ * The document's components/schemas, which the routes' response schemas
+ * `$ref`: the order-paid schema hoisted from `$defs` (the very object the
+ * validator compiled), the answer views, one schema per problem type.
+ */
+export function componentSchemas(kinds: Readonly<Record<string, ProblemKind>> = problems): Record<string, JsonObject> {
+  const orderPaid = hoistDefs(asJsonObject(structuredClone(orderPaidSchema), "order-paid schema"));
+  const schemas: Record<string, JsonObject> = {};
+  const add = (name: string, schema: JsonObject) => {
+    if (name in schemas) throw new Error(`two component schemas named ${name}`);
+    schemas[name] = schema;
+  };
+  add("OrderPaidEvent", orderPaid.root);
+  for (const [name, schema] of Object.entries(orderPaid.defs)) add(name, schema);
+  for (const [name, schema] of Object.entries(viewSchemas(kinds))) add(name, schema);
+  for (const [code, kind] of Object.entries(kinds)) add(code, problemSchema(code, kind));
+  return schemas;
+}
 
-export interface Hoisted {
+interface Hoisted {
   root: JsonObject;
   defs: Record<string, JsonObject>;
 }
@@ -16,7 +33,7 @@ export interface Hoisted {
  * schema is valid as a component and its refs resolve inside the document.
  * `$id` goes too: it would make those refs resolve against the schema's URL.
  */
-export function hoistDefs(schema: JsonObject): Hoisted {
+function hoistDefs(schema: JsonObject): Hoisted {
   const { $defs, $id: _id, $schema: _dialect, ...root } = schema;
   const defs: Record<string, JsonObject> = {};
   const defsObject = $defs === undefined ? {} : asJsonObject($defs, "$defs");
@@ -43,7 +60,7 @@ function rewriteRefs(value: JsonValue): JsonValue {
 }
 
 const nullable = (type: string, extra: JsonObject = {}): JsonObject => ({ type: [type, "null"], ...extra });
-export const dateTime: JsonObject = { type: "string", format: "date-time" };
+const dateTime: JsonObject = { type: "string", format: "date-time" };
 
 /** The fields of `statusView()` in answers.ts. */
 const statusViewProperties: JsonObject = {
@@ -62,7 +79,7 @@ const statusViewProperties: JsonObject = {
   correlation_id: { type: "string", description: "The X-Correlation-ID of the request that recorded it." },
 };
 
-export function viewSchemas(kinds: Record<string, ProblemKind>): Record<string, JsonObject> {
+function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<string, JsonObject> {
   return {
     EventStatus: {
       type: "string",
@@ -214,8 +231,6 @@ export function viewSchemas(kinds: Record<string, ProblemKind>): Record<string, 
     },
     Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
     Readiness: { type: "object", required: ["status"], properties: { status: { const: "ready" } } },
-    // The very schema adminRoutes validates the body with.
-    ReplayRequest: structuredClone(replayBodySchema) as unknown as JsonObject,
     ReplayAccepted: {
       allOf: [schemaRef("EventStatusView")],
       type: "object",
@@ -253,7 +268,8 @@ export function viewSchemas(kinds: Record<string, ProblemKind>): Record<string, 
         ...statusViewProperties,
         sender: { type: "string" },
         status_url: { type: "string", format: "uri-reference" },
-        body: { ...schemaRef("OrderPaidEvent"), description: "The accepted event, as delivered to 1C." },
+        // allOf: @fastify/swagger drops the siblings of a $ref, and the description with them.
+        body: { allOf: [schemaRef("OrderPaidEvent")], description: "The accepted event, as delivered to 1C." },
         fingerprint: { type: "string" },
         policy_version: { type: "string" },
         lease: {

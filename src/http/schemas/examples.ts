@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { canonicalizeEvent } from "../../domain/fingerprint.ts";
 import {
   abandonedSnapshot,
@@ -7,12 +8,12 @@ import {
   statusUrl,
   successSnapshot,
 } from "../../domain/first-answer.ts";
-import { PROBLEM_TYPE_BASE, type ProblemKind } from "../../errors/catalogue.ts";
+import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
 import { EventStatus } from "../../register/event-status.ts";
 import type { AttemptRecord, EventRecord } from "../../register/port.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";
-import { asJsonObject, parseJson } from "./json.ts";
-import type { JsonObject, JsonValue, RetryExample } from "./types.ts";
+import { asJsonObject, parseJson } from "../openapi/json.ts";
+import type { JsonObject, JsonValue, RetryExample } from "../openapi/types.ts";
 
 /** Example bodies, made by the functions that make the real answers. */
 
@@ -271,3 +272,12 @@ export function problemExample(
     ...extras,
   };
 }
+
+/** schemas/examples/order-paid.json, the event every example is about. */
+export const ORDER_PAID_EXAMPLE = asJsonObject(
+  JSON.parse(readFileSync(new URL("../../../schemas/examples/order-paid.json", import.meta.url), "utf8")),
+  "order-paid example",
+);
+
+/** Made once: the routes' schemas quote them. */
+export const EXAMPLES = exampleData(ORDER_PAID_EXAMPLE, problems);
