@@ -3,12 +3,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import type { SenderEntry } from "./config/senders.ts";
-import { problemAnswer } from "./http/answers.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
-import { CORRELATION_HEADER, correlationIdOf } from "./http/correlation.ts";
-import { registerStrictJsonParser } from "./http/json-body.ts";
+import { correlationIdOf } from "./http/correlation.ts";
+import { strictJsonBody } from "./http/json-body.ts";
 import { openApiOptions } from "./http/openapi/document.ts";
-import { frameworkErrorHandler, registerProblemHandler, sendAnswer } from "./http/problem-handler.ts";
+import gracefulClose from "./http/plugins/graceful-close.ts";
+import requestContext from "./http/plugins/request-context.ts";
+import { frameworkErrorHandler, problemAnswers } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
 import { docsRoutes } from "./http/routes/docs.ts";
@@ -16,10 +17,8 @@ import { healthRoutes } from "./http/routes/health.ts";
 import { metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
-import { repeatedSingletonHeader } from "./http/singleton-headers.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
-import { DEFAULT_SENDER } from "./register/senders.ts";
 
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
@@ -35,9 +34,6 @@ export interface AppDeps {
   requestTimeoutMs: number;
   now: () => number;
 }
-
-/** While stopping, how often connections that fell idle are closed. */
-const IDLE_REAP_MS = 50;
 
 /** Header bytes a request may carry before Node refuses it (431). */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -77,50 +73,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }),
   });
 
-  // app.close() waits for every open connection, and a keep-alive client
-  // would hold it for 72 s. While closing, connections are closed as soon as
-  // they fall idle, and a request that still arrives on one (pipelined, or
-  // sent before the client saw the close) gets a 503 it can retry, never a reset.
-  let closing = false;
-  let reaper: NodeJS.Timeout | undefined;
-  app.addHook("preClose", async () => {
-    closing = true;
-    reaper = setInterval(() => app.server.closeIdleConnections(), IDLE_REAP_MS);
-    reaper.unref();
-  });
-  app.addHook("onClose", async () => clearInterval(reaper));
-
-  // Decorated at the root so the request log line can read them on every route.
-  app.decorateRequest("sender", DEFAULT_SENDER);
-  app.decorateRequest("logEvent", undefined);
-
   app.server.on("checkExpectation", expectationFailedWriter(app.log));
-
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header(CORRELATION_HEADER, request.id);
-    if (closing) {
-      return sendAnswer(
-        reply,
-        problemAnswer("GW_ERR_SHUTTING_DOWN", request.id, {
-          detail: "the gateway is stopping; nothing was recorded, retry with the same event_id",
-          retryAfterSeconds: 1,
-        }),
-      );
-    }
-    // Before any route's hooks: sender authentication must not read a header Node picked one copy of.
-    const repeated = repeatedSingletonHeader(request.raw.rawHeaders);
-    if (repeated !== undefined) {
-      return sendAnswer(
-        reply,
-        problemAnswer("GW_ERR_BAD_REQUEST", request.id, {
-          detail: `the ${repeated} header appears more than once; send it once. Nothing was recorded`,
-        }),
-      );
-    }
-  });
-
-  registerStrictJsonParser(app, deps.bodyLimit);
-  registerProblemHandler(app);
+  // Root-level concerns, registered in the order their onRequest hooks must run.
+  app.register(requestContext);
+  app.register(gracefulClose);
+  app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
+  app.register(problemAnswers);
   // Response schemas document the answers; they must not rewrite them. The
   // routes send pre-stringified JSON, which Fastify never serializes, and the
   // few objects (health, problem types) go out as JSON.stringify writes them:

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import { type DecimalNumber, parseStrictJson } from "../domain/strict-json.ts";
 import { GatewayProblem } from "../errors/problem.ts";
 import { ACCEPTED_CONTENT_CODING, checkJsonBodyHeaders } from "./media-type.ts";
@@ -27,7 +28,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * that are not UTF-8, repeated keys (which JSON.parse would silently
  * collapse), and every other media type.
  */
-export function registerStrictJsonParser(app: FastifyInstance, bodyLimit: number): void {
+async function strictJsonParser(app: FastifyInstance, { bodyLimit }: { bodyLimit: number }): Promise<void> {
   app.decorateRequest("jsonDecimalNumbers", undefined);
   // Fastify's text/plain parser would hand a string to routes expecting an object.
   app.removeAllContentTypeParsers();
@@ -65,6 +66,9 @@ export function registerStrictJsonParser(app: FastifyInstance, bodyLimit: number
     done(unsupportedBodyProblem(request));
   });
 }
+
+/** Wrapped with fastify-plugin: the parsers and the decorator belong to the root, for every route. */
+export const strictJsonBody = fp(strictJsonParser, { name: "strict-json-body", fastify: "5.x" });
 
 /**
  * The 415 for a body the gateway will not read, saying why. Also used for

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import { GatewayProblem } from "../errors/problem.ts";
 import { StorageUnavailableError } from "../register/port.ts";
@@ -26,7 +27,7 @@ export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
  * Every failure leaves as RFC 9457 problem+json with the correlation id.
  * Expected bad input is never a 500; a 500 means a bug and is logged as one.
  */
-export function registerProblemHandler(app: FastifyInstance): void {
+async function problemHandler(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError | GatewayProblem | StorageUnavailableError, request, reply) => {
     const answer = answerForError(error, request);
     if (answer.status >= 500) request.log.error({ err: error }, "request failed");
@@ -40,6 +41,9 @@ export function registerProblemHandler(app: FastifyInstance): void {
     ),
   );
 }
+
+/** Wrapped with fastify-plugin: the handlers must be the root's, not a child context's. */
+export const problemAnswers = fp(problemHandler, { name: "problem-answers", fastify: "5.x" });
 
 /** Which catalogue entry an error leaving a handler stands for. */
 export function problemCodeFor(error: Error): ProblemCode {

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import { DEFAULT_SENDER } from "../../register/senders.ts";
+import { problemAnswer } from "../answers.ts";
+import { CORRELATION_HEADER } from "../correlation.ts";
+import { sendAnswer } from "../problem-handler.ts";
+import { repeatedSingletonHeader } from "../singleton-headers.ts";
+
+/**
+ * What every request carries from its first hook: the correlation id echoed
+ * on the answer, the sender and event the request log line reports, and the
+ * refusal of a header Node would have kept only one copy of. Wrapped with
+ * fastify-plugin: the decorators and the hook belong to the root, so every
+ * route sees them.
+ */
+async function requestContext(app: FastifyInstance): Promise<void> {
+  app.decorateRequest("sender", DEFAULT_SENDER);
+  app.decorateRequest("logEvent", undefined);
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header(CORRELATION_HEADER, request.id);
+    // Before any route's hooks: sender authentication must not read a header Node picked one copy of.
+    const repeated = repeatedSingletonHeader(request.raw.rawHeaders);
+    if (repeated !== undefined) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_BAD_REQUEST", request.id, {
+          detail: `the ${repeated} header appears more than once; send it once. Nothing was recorded`,
+        }),
+      );
+    }
+  });
+}
+
+export default fp(requestContext, { name: "request-context", fastify: "5.x" });
