@@ -281,6 +281,22 @@ describe("faults", () => {
     expect(await resend.json()).toEqual({ order: order.order });
   });
 
+  it("lists the calls it holds open by key, until their caller leaves", async () => {
+    emulator.setFaults({ hangAfterCommit: true });
+    const caller = new AbortController();
+    const committed = once(emulator.events, "committed");
+    const outcome = post(EXAMPLE, {}, { signal: caller.signal }).catch((error: Error) => error.name);
+    await committed;
+    const listed = (await (await fetch(`${emulator.url}/_emulator/hanging`)).json()) as { keys: string[] };
+    expect(listed).toEqual({ keys: ["evt-1"] });
+    expect(emulator.hanging()).toEqual(["evt-1"]);
+
+    caller.abort();
+    expect(await outcome).toBe("AbortError");
+    while (emulator.hanging().length > 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(emulator.hanging()).toEqual([]);
+  });
+
   it("close() ends hung requests", async () => {
     emulator.setFaults({ hangAfterCommit: true });
     const committed = once(emulator.events, "committed");

@@ -7,6 +7,8 @@ import type { EmulatorOrder } from "./store.ts";
 /** What the /_emulator/* endpoints need; the same operations the programmatic API offers. */
 export interface EmulatorControl {
   orders(): EmulatorOrder[];
+  /** Keys of the calls hangAfterCommit holds open now. */
+  hanging(): string[];
   readonly faults: EmulatorFaults;
   setFaults(patch: Partial<EmulatorFaults>): void;
   reset(): void;
@@ -16,6 +18,10 @@ const MAX_PATCH_BYTES = 64 * 1024;
 
 export function handleListOrders(res: ServerResponse, control: EmulatorControl): void {
   sendJson(res, 200, { orders: control.orders() });
+}
+
+export function handleListHanging(res: ServerResponse, control: EmulatorControl): void {
+  sendJson(res, 200, { keys: control.hanging() });
 }
 
 export function handleGetFaults(res: ServerResponse, control: EmulatorControl): void {

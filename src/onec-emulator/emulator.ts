@@ -6,6 +6,7 @@ import { type Credentials, requireAuth } from "./auth.ts";
 import {
   type EmulatorControl,
   handleGetFaults,
+  handleListHanging,
   handleListOrders,
   handlePutFaults,
   handleReset,
@@ -13,7 +14,8 @@ import {
 import { handleEventStatus } from "./event-status-handler.ts";
 import { applyFaults, copyFaults, defaultFaults, type EmulatorFaults } from "./faults.ts";
 import { headerValue, sendError } from "./http-io.ts";
-import { handleOrderPaid, type OrderPaidContext } from "./order-paid-handler.ts";
+import { type OrderJournal, openOrderJournal } from "./journal.ts";
+import { HangingCalls, handleOrderPaid, type OrderPaidContext } from "./order-paid-handler.ts";
 import { type EmulatorOrder, OrderStore } from "./store.ts";
 
 export type { EmulatorFaults } from "./faults.ts";
@@ -27,6 +29,12 @@ export interface OnecEmulatorOptions {
   user?: string;
   password?: string;
   faults?: Partial<EmulatorFaults>;
+  /**
+   * A file to keep created orders in (one JSON line each), read back at start:
+   * orders, their keys and numbers survive a `kill -9`, as a real 1C's would.
+   * Without it the store lives in memory only.
+   */
+  journalPath?: string;
 }
 
 export interface OnecEmulator {
@@ -37,6 +45,8 @@ export interface OnecEmulator {
   setFaults(patch: Partial<EmulatorFaults>): void;
   /** Every created order, in creation order. */
   orders(): EmulatorOrder[];
+  /** Idempotency keys of the calls hangAfterCommit holds open right now (GET /_emulator/hanging). */
+  hanging(): string[];
   /** POST /v1/orders/paid requests received, whatever their outcome. */
   postCount(): number;
   /** Clears the store, the counters and the order sequence, and puts every fault back to its default. */
@@ -53,7 +63,10 @@ type MethodTable = Partial<Record<string, Handler>>;
 const EVENTS_PREFIX = "/v1/events/";
 
 export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Promise<OnecEmulator> {
-  const store = new OrderStore();
+  const journal: OrderJournal | undefined =
+    options.journalPath === undefined ? undefined : openOrderJournal(options.journalPath);
+  const store = new OrderStore(journal === undefined ? {} : { persist: (record) => journal.append(record) });
+  if (journal !== undefined) store.restore(journal.restored);
   const events = new EventEmitter();
   const closing = new AbortController();
   // Every POST waiting out its latency listens on this signal; many at once is the normal case, not a leak.
@@ -64,9 +77,11 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
       : undefined;
   let faults = applyFaults(defaultFaults(), options.faults ?? {});
   let posts = 0;
+  const hanging = new HangingCalls();
 
   const control: EmulatorControl = {
     orders: () => store.all(),
+    hanging: () => hanging.keys(),
     get faults() {
       return copyFaults(faults);
     },
@@ -75,6 +90,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     },
     reset() {
       store.clear();
+      journal?.clear();
       posts = 0;
       faults = defaultFaults();
     },
@@ -85,6 +101,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     events,
     closing: closing.signal,
     faults: () => faults,
+    hanging,
   };
 
   // Resolved per request so the /v1/events/{id} segment can be carried into its handler.
@@ -99,6 +116,8 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
         };
       case "/_emulator/orders":
         return { GET: (_req, res) => handleListOrders(res, control) };
+      case "/_emulator/hanging":
+        return { GET: (_req, res) => handleListHanging(res, control) };
       case "/_emulator/faults":
         return {
           GET: (_req, res) => handleGetFaults(res, control),
@@ -147,13 +166,18 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    journal?.close();
+    throw error;
+  }
   const url = urlOf(server.address() as AddressInfo);
 
   let closed: Promise<void> | undefined;
@@ -164,13 +188,17 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     },
     setFaults: control.setFaults,
     orders: control.orders,
+    hanging: control.hanging,
     postCount: () => posts,
     reset: control.reset,
     events,
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing.abort();
-        server.close(() => resolve());
+        server.close(() => {
+          journal?.close();
+          resolve();
+        });
         // server.close() alone would wait for hung requests forever.
         server.closeAllConnections();
       });

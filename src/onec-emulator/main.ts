@@ -2,12 +2,18 @@ import { startOnecEmulator } from "./emulator.ts";
 
 /** `npm run onec-emulator`: a standalone 1C for the demo and for poking at by hand. */
 const port = parsePort(process.env.ONEC_EMULATOR_PORT ?? "8081");
+// Set, the emulator's orders outlive the process (see journal.ts); unset, they live in memory only.
+const journalPath = process.env.ONEC_EMULATOR_JOURNAL || undefined;
 const emulator = await startOnecEmulator({
   host: process.env.ONEC_EMULATOR_HOST || "127.0.0.1",
   port,
   user: process.env.ONEC_USER,
   password: process.env.ONEC_PASSWORD,
+  journalPath,
 });
+if (journalPath !== undefined) {
+  console.log(`1C emulator journal ${journalPath}: ${emulator.orders().length} orders restored`);
+}
 console.log(`1C emulator listening on ${emulator.url}`);
 
 let stopping = false;

@@ -20,6 +20,26 @@ export interface OrderPaidContext {
   readonly closing: AbortSignal;
   /** Read afresh at each step, so a test can flip a fault while a request is in flight. */
   faults(): EmulatorFaults;
+  /** Calls held open by hangAfterCommit right now, by key: what a kill of the caller would cut. */
+  readonly hanging: HangingCalls;
+}
+
+/** A multiset of keys: a stale attempt and its successor may hang on the same key at once. */
+export class HangingCalls {
+  readonly #byKey = new Map<string, number>();
+
+  hold(key: string, res: ServerResponse): void {
+    this.#byKey.set(key, (this.#byKey.get(key) ?? 0) + 1);
+    res.once("close", () => {
+      const left = (this.#byKey.get(key) ?? 1) - 1;
+      if (left === 0) this.#byKey.delete(key);
+      else this.#byKey.set(key, left);
+    });
+  }
+
+  keys(): string[] {
+    return [...this.#byKey.keys()];
+  }
 }
 
 export interface PostReceived {
@@ -109,6 +129,9 @@ export async function handleOrderPaid(
   }
   // Leaving the response open is the point: the order exists, the caller never learns it.
   // close() destroys the socket.
-  if (ctx.faults().hangAfterCommit) return;
+  if (ctx.faults().hangAfterCommit) {
+    ctx.hanging.hold(rawKey, res);
+    return;
+  }
   sendJson(res, result.kind === "created" ? 201 : 200, { order: result.record.order });
 }

@@ -25,6 +25,11 @@ export type SubmitResult =
 export interface OrderStoreOptions {
   newId?: () => string;
   now?: () => Date;
+  /**
+   * Makes a new order durable before it exists for anyone: if it throws, the
+   * order is not created and the caller gets the error instead of an answer.
+   */
+  persist?: (record: EmulatorOrder) => void;
 }
 
 /**
@@ -35,11 +40,26 @@ export class OrderStore {
   readonly #byKey = new Map<string, EmulatorOrder>();
   readonly #newId: () => string;
   readonly #now: () => Date;
+  readonly #persist: ((record: EmulatorOrder) => void) | undefined;
   #sequence = 0;
 
   constructor(options: OrderStoreOptions = {}) {
     this.#newId = options.newId ?? randomUUID;
     this.#now = options.now ?? (() => new Date());
+    this.#persist = options.persist;
+  }
+
+  /**
+   * Loads orders kept from an earlier life (the journal), in creation order.
+   * The sequence continues after the highest number seen, so a restart never
+   * hands out an order number twice.
+   */
+  restore(records: Iterable<EmulatorOrder>): void {
+    for (const record of records) {
+      this.#byKey.set(record.key, copy(record));
+      const number = /^ORD-(\d+)$/.exec(record.order.number)?.[1];
+      if (number !== undefined) this.#sequence = Math.max(this.#sequence, Number(number));
+    }
   }
 
   /** A known key is judged before the SKUs, so a replay succeeds even if the catalogue changed since. */
@@ -61,6 +81,12 @@ export class OrderStore {
       correlationId: submission.correlationId,
       createdAt: this.#now().toISOString(),
     };
+    try {
+      this.#persist?.(record);
+    } catch (error) {
+      this.#sequence -= 1;
+      throw error;
+    }
     this.#byKey.set(record.key, record);
     return { kind: "created", record: copy(record) };
   }
