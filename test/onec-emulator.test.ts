@@ -128,9 +128,9 @@ describe("POST /v1/orders/paid", () => {
     expect((await post(withBom)).status).toBe(201);
   });
 
-  it("answers 400 MISSING_IDEMPOTENCY_KEY without a key or with an overlong one", async () => {
+  it("answers 400 MISSING_IDEMPOTENCY_KEY without a key, BAD_IDEMPOTENCY_KEY for an overlong one (contract 2)", async () => {
     await expectError(await post(EXAMPLE, { "idempotency-key": null }), 400, "MISSING_IDEMPOTENCY_KEY");
-    await expectError(await post(EXAMPLE, { "idempotency-key": "k".repeat(301) }), 400, "MISSING_IDEMPOTENCY_KEY");
+    await expectError(await post(EXAMPLE, { "idempotency-key": "k".repeat(301) }), 400, "BAD_IDEMPOTENCY_KEY");
     expect((await post(EXAMPLE, { "idempotency-key": "k".repeat(300) })).status).toBe(201);
   });
 
@@ -187,15 +187,14 @@ describe("Basic auth", () => {
 });
 
 describe("GET /v1/events/{id}", () => {
-  it("reports a processed event by its URL-encoded key", async () => {
-    const key = "shop-a/evt 100234 ä";
-    const created = (await (await post(EXAMPLE, { "idempotency-key": encodeURIComponent(key) })).json()) as OrderBody;
-    // Header values must be ASCII, so the stored key is the encoded form; look it up doubly encoded.
-    const response = await fetch(`${emulator.url}/v1/events/${encodeURIComponent(encodeURIComponent(key))}`);
+  it("reports a processed event by its key, which needs no escape in the path (contract 2)", async () => {
+    const key = "shop-a~evt:100234.x_y";
+    const created = (await (await post(EXAMPLE, { "idempotency-key": key })).json()) as OrderBody;
+    const response = await fetch(`${emulator.url}/v1/events/${key}`);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe(JSON_TYPE);
     expect(await response.json()).toEqual({
-      event_id: encodeURIComponent(key),
+      event_id: key,
       status: "SUCCEEDED",
       order: created.order,
       correlation_id: "corr-1",
@@ -203,11 +202,13 @@ describe("GET /v1/events/{id}", () => {
     });
   });
 
-  it("decodes the id segment", async () => {
-    await post(EXAMPLE, { "idempotency-key": "shop-a/evt 1" });
-    const response = await fetch(`${emulator.url}/v1/events/${encodeURIComponent("shop-a/evt 1")}`);
+  it("decodes an escaped id segment, and knows no key outside the alphabet (contract 2)", async () => {
+    await post(EXAMPLE, { "idempotency-key": "shop-a~evt-1" });
+    const response = await fetch(`${emulator.url}/v1/events/${encodeURIComponent("shop-a~evt-1").replace("~", "%7E")}`);
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { event_id: string }).event_id).toBe("shop-a/evt 1");
+    expect(((await response.json()) as { event_id: string }).event_id).toBe("shop-a~evt-1");
+    await expectError(await post(EXAMPLE, { "idempotency-key": "shop-a/evt 1" }), 400, "BAD_IDEMPOTENCY_KEY");
+    await expectError(await fetch(`${emulator.url}/v1/events/${encodeURIComponent("shop-a/evt 1")}`), 404, "NOT_FOUND");
   });
 
   it("answers 404 for an unknown id", async () => {
@@ -342,6 +343,8 @@ describe("control endpoints", () => {
       hangAfterCommit: false,
       dropConnection: false,
       knownSkus: null,
+      maintenance: false,
+      orderNotValid: null,
     });
 
     const patched = await fetch(`${emulator.url}/_emulator/faults`, {

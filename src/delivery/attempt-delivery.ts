@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { excerpt } from "../onec/classify-response.ts";
 import type { OnecClient } from "../onec/client.ts";
+import { namedSenderKey } from "../onec/contract/key.ts";
 import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
 import type {
   AttemptReport,
@@ -10,6 +11,7 @@ import type {
   FinalSettlement,
   Settlement,
 } from "../register/port.ts";
+import { DEFAULT_SENDER } from "../register/senders.ts";
 import { type DeliveryPolicy, planAttempt, settlementAfterLookup, verdictFor } from "./retry-policy.ts";
 
 export interface AttemptDeps {
@@ -33,9 +35,12 @@ export interface AttemptResult {
   durationMs: number;
 }
 
-/** Unique across senders, since 1C keeps one register for all of them. */
+/**
+ * Unique across senders, since 1C keeps one register for all of them. The default sender keeps the
+ * bare event id (events already in 1C's register were delivered under it); the rules are in key.ts.
+ */
 export function onecIdempotencyKey(sender: string, eventId: string): string {
-  return sender === "default" ? eventId : `${sender}/${eventId}`;
+  return sender === DEFAULT_SENDER ? eventId : namedSenderKey(sender, eventId);
 }
 
 /** One call's worth of an attempt: what to write, and what to report. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter, setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { CONTRACT_VERSION } from "../onec/contract/version.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
 import {
   type EmulatorControl,
@@ -13,6 +14,7 @@ import {
 } from "./control-handlers.ts";
 import { handleEventStatus } from "./event-status-handler.ts";
 import { applyFaults, copyFaults, defaultFaults, type EmulatorFaults } from "./faults.ts";
+import { handleHealth } from "./health-handler.ts";
 import { headerValue, sendError } from "./http-io.ts";
 import { type OrderJournal, openOrderJournal } from "./journal.ts";
 import { HangingCalls, handleOrderPaid, type OrderPaidContext } from "./order-paid-handler.ts";
@@ -114,6 +116,12 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
             return handleOrderPaid(req, res, orderPaid, correlationIdOf(res));
           },
         };
+      case "/v1/health":
+        return {
+          GET: (req, res) => {
+            if (requireAuth(req, res, credentials)) handleHealth(res, faults);
+          },
+        };
       case "/_emulator/orders":
         return { GET: (_req, res) => handleListOrders(res, control) };
       case "/_emulator/hanging":
@@ -141,6 +149,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const given = headerValue(req, "x-correlation-id");
     res.setHeader("x-correlation-id", given !== undefined && given !== "" ? given : randomUUID());
+    res.setHeader("x-contract-version", CONTRACT_VERSION);
     // The raw target, not a parsed URL: URL parsing would fold "." and ".." segments inside event ids.
     const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
     const table = routesFor(path);

@@ -1,17 +1,19 @@
 import type { ServerResponse } from "node:http";
+import { isValidKey } from "../onec/contract/key.ts";
 import { sendError, sendJson } from "./http-io.ts";
 import type { OrderStore } from "./store.ts";
 
 /** GET /v1/events/{id}: lets the gateway ask 1C what became of a delivery whose answer it never got. */
 export function handleEventStatus(res: ServerResponse, store: OrderStore, encodedId: string): void {
   const id = decodeSegment(encodedId);
-  const record = id === undefined ? undefined : store.get(id);
+  // A key outside the alphabet was never accepted by POST, so it cannot be there (contract 2).
+  const record = id === undefined || !isValidKey(id) ? undefined : store.get(id);
   if (record === undefined) {
     sendError(res, 404, "NOT_FOUND", `no event with id ${id ?? encodedId}`);
     return;
   }
   sendJson(res, 200, {
-    event_id: record.key,
+    event_id: id,
     status: "SUCCEEDED",
     order: record.order,
     correlation_id: record.correlationId,

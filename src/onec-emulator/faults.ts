@@ -12,6 +12,13 @@ export interface EmulatorFaults {
   dropConnection: boolean;
   /** null means every SKU is known. */
   knownSkus: string[] | null;
+  /** 1C's maintenance switch: POST and GET /v1/health answer 503 MAINTENANCE with Retry-After. */
+  maintenance: boolean;
+  /**
+   * 1C's configuration refuses to post the order (fill check, status, automatic discounts): a new
+   * key gets 422 ORDER_NOT_VALID with this text, nothing is stored. null: orders post.
+   */
+  orderNotValid: string | null;
 }
 
 export function defaultFaults(): EmulatorFaults {
@@ -22,6 +29,8 @@ export function defaultFaults(): EmulatorFaults {
     hangAfterCommit: false,
     dropConnection: false,
     knownSkus: null,
+    maintenance: false,
+    orderNotValid: null,
   };
 }
 
@@ -34,6 +43,8 @@ export function applyFaults(current: EmulatorFaults, patch: Partial<EmulatorFaul
   if (patch.hangAfterCommit !== undefined) next.hangAfterCommit = patch.hangAfterCommit;
   if (patch.dropConnection !== undefined) next.dropConnection = patch.dropConnection;
   if (patch.knownSkus !== undefined) next.knownSkus = patch.knownSkus === null ? null : [...patch.knownSkus];
+  if (patch.maintenance !== undefined) next.maintenance = patch.maintenance;
+  if (patch.orderNotValid !== undefined) next.orderNotValid = patch.orderNotValid;
   return next;
 }
 
@@ -61,6 +72,7 @@ export function parseFaultsPatch(input: unknown): FaultsPatchResult {
       case "unavailable":
       case "hangAfterCommit":
       case "dropConnection":
+      case "maintenance":
         if (typeof value !== "boolean") return { ok: false, message: `${name} must be a boolean` };
         patch[name] = value;
         break;
@@ -69,6 +81,12 @@ export function parseFaultsPatch(input: unknown): FaultsPatchResult {
           return { ok: false, message: "knownSkus must be null or an array of strings" };
         }
         patch.knownSkus = value;
+        break;
+      case "orderNotValid":
+        if (value !== null && (typeof value !== "string" || value === "")) {
+          return { ok: false, message: "orderNotValid must be null or a non-empty string" };
+        }
+        patch.orderNotValid = value;
         break;
       default:
         return { ok: false, message: `unknown fault: ${name}` };

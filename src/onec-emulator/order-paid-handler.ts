@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isValidKey, KEY_MAX_LENGTH } from "../onec/contract/key.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
 import type { EmulatorFaults } from "./faults.ts";
 import { headerValue, isJsonMediaType, sendError, sendJson } from "./http-io.ts";
@@ -10,7 +11,6 @@ import { decodeJson, readBody } from "./request-body.ts";
 import type { OrderStore } from "./store.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-const MAX_KEY_LENGTH = 300;
 
 export interface OrderPaidContext {
   readonly store: OrderStore;
@@ -71,7 +71,13 @@ export async function handleOrderPaid(
       return;
     }
   }
-  const { unavailable, retryAfterSeconds } = ctx.faults();
+  const { unavailable, maintenance, retryAfterSeconds } = ctx.faults();
+  if (maintenance) {
+    sendError(res, 503, "MAINTENANCE", "1C is in maintenance mode, retry later", {
+      "retry-after": String(retryAfterSeconds),
+    });
+    return;
+  }
   if (unavailable) {
     sendError(res, 503, "UNAVAILABLE", "1C is temporarily unavailable", { "retry-after": String(retryAfterSeconds) });
     return;
@@ -92,12 +98,17 @@ export async function handleOrderPaid(
     sendError(res, 400, "BAD_JSON", json.message);
     return;
   }
-  if (rawKey === undefined || rawKey.length < 1 || rawKey.length > MAX_KEY_LENGTH) {
+  if (rawKey === undefined || rawKey === "") {
+    sendError(res, 400, "MISSING_IDEMPOTENCY_KEY", "Idempotency-Key header is required");
+    return;
+  }
+  // The same key must reach GET /v1/events/{key} as it is: no "/", no "%" (contract 2).
+  if (!isValidKey(rawKey)) {
     sendError(
       res,
       400,
-      "MISSING_IDEMPOTENCY_KEY",
-      `Idempotency-Key header of 1..${MAX_KEY_LENGTH} characters is required`,
+      "BAD_IDEMPOTENCY_KEY",
+      `Idempotency-Key must be 1..${KEY_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : ~ -`,
     );
     return;
   }
@@ -108,10 +119,14 @@ export async function handleOrderPaid(
   }
 
   const hash = createHash("sha256").update(body.bytes).digest("hex");
-  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, ctx.faults().knownSkus);
+  const { knownSkus, orderNotValid } = ctx.faults();
+  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, knownSkus, orderNotValid);
   switch (result.kind) {
     case "unknown_sku":
       sendError(res, 422, "UNKNOWN_SKU", `unknown article: ${result.sku}`);
+      return;
+    case "order_not_valid":
+      sendError(res, 422, "ORDER_NOT_VALID", `1C refused to post ЗаказКлиента: ${result.message}`);
       return;
     case "conflict":
       sendError(

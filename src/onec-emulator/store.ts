@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { legacyKey } from "../onec/contract/key.ts";
 
 export interface EmulatorOrder {
   key: string;
@@ -20,7 +21,8 @@ export type SubmitResult =
   | { kind: "created"; record: EmulatorOrder }
   | { kind: "replayed"; record: EmulatorOrder }
   | { kind: "conflict"; record: EmulatorOrder }
-  | { kind: "unknown_sku"; sku: string };
+  | { kind: "unknown_sku"; sku: string }
+  | { kind: "order_not_valid"; message: string };
 
 export interface OrderStoreOptions {
   newId?: () => string;
@@ -62,9 +64,17 @@ export class OrderStore {
     }
   }
 
-  /** A known key is judged before the SKUs, so a replay succeeds even if the catalogue changed since. */
-  submit(submission: Submission, knownSkus: readonly string[] | null): SubmitResult {
-    const existing = this.#byKey.get(submission.key);
+  /**
+   * A known key is judged before the SKUs, so a replay succeeds even if the catalogue changed since.
+   * `orderNotValid` is 1C's configuration refusing to post: like an unknown SKU, nothing is stored,
+   * so the key is tried anew next time (a REJECTED key never answers 409).
+   */
+  submit(
+    submission: Submission,
+    knownSkus: readonly string[] | null,
+    orderNotValid: string | null = null,
+  ): SubmitResult {
+    const existing = this.#find(submission.key);
     if (existing !== undefined) {
       return { kind: existing.hash === submission.hash ? "replayed" : "conflict", record: copy(existing) };
     }
@@ -73,6 +83,7 @@ export class OrderStore {
       const unknown = submission.skus.find((sku) => !known.has(sku));
       if (unknown !== undefined) return { kind: "unknown_sku", sku: unknown };
     }
+    if (orderNotValid !== null) return { kind: "order_not_valid", message: orderNotValid };
     this.#sequence += 1;
     const record: EmulatorOrder = {
       key: submission.key,
@@ -91,14 +102,20 @@ export class OrderStore {
     return { kind: "created", record: copy(record) };
   }
 
+  /** By key, or by the key the same event had under contract 1 (`<sender>/<id>` for `<sender>~<id>`). */
   get(key: string): EmulatorOrder | undefined {
-    const record = this.#byKey.get(key);
+    const record = this.#find(key);
     return record === undefined ? undefined : copy(record);
   }
 
   /** Map iteration follows insertion, which is creation order. */
   all(): EmulatorOrder[] {
     return [...this.#byKey.values()].map(copy);
+  }
+
+  #find(key: string): EmulatorOrder | undefined {
+    const legacy = legacyKey(key);
+    return this.#byKey.get(key) ?? (legacy === undefined ? undefined : this.#byKey.get(legacy));
   }
 
   clear(): void {

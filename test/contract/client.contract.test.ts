@@ -110,9 +110,13 @@ describe("OnecClient and the 1C contract agree", () => {
       "repeat-without-correlation-id",
       "reused-key-other-body",
       "unknown-article",
+      "rejected-key-other-body",
       "malformed-json",
+      "key-outside-alphabet",
     ]);
     expect(skipped).toEqual([
+      "health",
+      "status-of-rejected",
       "missing-idempotency-key",
       "not-json-content-type",
       "status-of-delivered",
@@ -141,6 +145,20 @@ describe("OnecClient and the 1C contract agree", () => {
     expect(outcome.kind).toBe(outcomeKindFor(503));
     expect(outcome).toMatchObject({ httpStatus: 503, retryAfterMs: 7_000 });
     expect(emulator.orders()).toHaveLength(0);
+  });
+
+  it("1C in maintenance (503 MAINTENANCE + Retry-After) is retryable, after the time it asks for", async () => {
+    emulator.setFaults({ maintenance: true, retryAfterSeconds: 300 });
+    const outcome = await send(new ContractSession().prepareRequest(caseNamed("first-delivery")));
+    expect(outcome).toMatchObject({ kind: outcomeKindFor(503), httpStatus: 503, retryAfterMs: 300_000 });
+    expect(emulator.orders()).toHaveLength(0);
+  });
+
+  it("1C refusing to post the order (422 ORDER_NOT_VALID) is a final rejection carrying 1C's code and reason", async () => {
+    emulator.setFaults({ orderNotValid: "Не рассчитаны автоматические скидки" });
+    const outcome = await send(new ContractSession().prepareRequest(caseNamed("first-delivery")));
+    expect(outcome).toMatchObject({ kind: outcomeKindFor(422), httpStatus: 422, code: "ORDER_NOT_VALID" });
+    expect(outcome.kind === "rejected" ? outcome.message : "").toContain("Не рассчитаны автоматические скидки");
   });
 });
 

@@ -1,11 +1,18 @@
 /** The case file format: loading, example bodies, defaults, templates. */
 import { describe, expect, it } from "vitest";
-import { ContractFileError, loadContract, parseContract } from "../../src/onec/contract/cases.ts";
+import {
+  CASES_FILE,
+  CONTRACT_DIR,
+  ContractFileError,
+  loadContract,
+  parseContract,
+} from "../../src/onec/contract/cases.ts";
 import { getPath, setPath } from "../../src/onec/contract/json-path.ts";
 import { ContractSession } from "../../src/onec/contract/run-contract.ts";
 import { fillTemplates, type RecordedAnswer, TemplateError } from "../../src/onec/contract/template.ts";
 
-const HERE = new URL("./cases.json", import.meta.url);
+/** Example paths in a case file resolve from where the shipped file lives. */
+const HERE = new URL(CASES_FILE, CONTRACT_DIR);
 
 function minimal(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { name: "c", request: { method: "GET", path: "/x" }, expect: { status: 200 }, ...overrides };

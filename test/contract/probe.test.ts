@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { cliEnv, repoRoot } from "../cli/cli-support.ts";
-import { EXAMPLE_SKUS, startBrokenOnec } from "./support.ts";
+import { EXAMPLE_SKUS, startBrokenOnec, startOnecOfVersion } from "./support.ts";
 
 interface Run {
   code: number | null;
@@ -52,8 +52,13 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     expect(run.stdout).toMatch(/^repeat +200 order +200 order ORD-000001 +ok$/m);
     expect(run.stdout).toMatch(/^unknown-article +422 UNKNOWN_SKU +422 UNKNOWN_SKU +ok$/m);
     expect(run.stdout).toMatch(/^status-of-unknown +404 NOT_FOUND +404 NOT_FOUND +ok$/m);
+    expect(run.stdout).toMatch(/^health +200 contract 2 +200 contract 2 +ok$/m);
+    expect(run.stdout).toMatch(/^key-outside-alphabet +400 BAD_IDEMPOTENCY_KEY +400 BAD_IDEMPOTENCY_KEY +ok$/m);
     expect(run.stdout).not.toMatch(/FAIL/);
-    expect(run.stdout).toMatch(/All 10 cases passed/);
+    expect(run.stdout).toMatch(
+      /^1C reports contract version 2, extension version \d+\.\d+\.\d+\.\d+; this gateway speaks contract version 2\.$/m,
+    );
+    expect(run.stdout).toMatch(/All 14 cases passed/);
     // One run, one order: the one the operator is warned about.
     expect(emulator.orders()).toHaveLength(1);
     expect(run.stdout).toContain(emulator.orders()[0]?.key);
@@ -87,8 +92,23 @@ describe("gateway probe", { timeout: 60_000 }, () => {
         /^ {2}repeat: status 201, expected 200; .*body order\.number: "BRK-2", expected "BRK-1"$/m,
       );
       expect(run.stdout).toMatch(/cases differ from the contract\.$/m);
+      expect(run.stdout).toMatch(/^1C reports contract version \(none\), extension version \(none\)/m);
     } finally {
       await broken.close();
+    }
+  });
+
+  it("says which contract version 1C speaks when it is not the gateway's, exit 1", async () => {
+    const old = await startOnecOfVersion("1");
+    try {
+      const run = await probe(["--onec-url", old.url, "--test-base"]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/^health +200 contract 2 +200 contract 1 +FAIL$/m);
+      expect(run.stdout).toMatch(/^ {2}health: body contract_version: "1", expected "2"/m);
+      expect(run.stdout).toMatch(/^1C reports contract version 1, extension version 1\.0\.0\.1;/m);
+      expect(run.stderr).toMatch(/1C speaks contract version 1, this gateway 2: load the 1C extension/);
+    } finally {
+      await old.close();
     }
   });
 

@@ -30,6 +30,8 @@ describe("runContract against a 1C that breaks the contract", () => {
 
     expect(byCase.get("reused-key-other-body")).toMatchObject({ ok: false, actual: "201 order BRK-4" });
     expect(byCase.get("status-of-delivered")).toMatchObject({ ok: false, actual: "404 NOT_FOUND" });
+    // A base without GET /v1/health (contract 1) fails the first case: the probe says so before anything else.
+    expect(byCase.get("health")).toMatchObject({ ok: false, actual: "404 NOT_FOUND" });
     // What the broken server does get right still passes: the runner judges case by case.
     expect(byCase.get("status-of-unknown")).toMatchObject({ ok: true });
   });
@@ -43,8 +45,9 @@ describe("runContract when the answer is not there or not right", () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
 
     const results = await runContract({ baseUrl: `http://127.0.0.1:${port}` });
-    expect(results[0]).toMatchObject({ case: "first-delivery", ok: false, actual: "no answer" });
-    expect(results[0]?.detail).toMatch(/ECONNREFUSED/);
+    const first = results.find((r) => r.case === "first-delivery");
+    expect(first).toMatchObject({ ok: false, actual: "no answer" });
+    expect(first?.detail).toMatch(/ECONNREFUSED/);
     // Later cases that refer to the first delivery's order cannot even be built.
     expect(results.find((r) => r.case === "repeat")).toMatchObject({ ok: false, actual: "not sent" });
     expect(results.every((r) => !r.ok)).toBe(true);

@@ -52,3 +52,36 @@ export async function startBrokenOnec(): Promise<BrokenOnec> {
       }),
   };
 }
+
+/**
+ * A 1C that speaks another contract version: GET /v1/health answers {status: ok, contract_version},
+ * every other request 404 NOT_FOUND.
+ */
+export async function startOnecOfVersion(contractVersion: string): Promise<BrokenOnec> {
+  const server = createServer((req, res) => {
+    const given = req.headers["x-correlation-id"];
+    const correlationId = typeof given === "string" && given !== "" ? given : randomUUID();
+    req.resume();
+    req.on("end", () => {
+      const health = req.method === "GET" && req.url?.endsWith("/v1/health") === true;
+      const body = health
+        ? { status: "ok", contract_version: contractVersion, extension_version: "1.0.0.1" }
+        : { error: { code: "NOT_FOUND", message: "nothing here" } };
+      res.writeHead(health ? 200 : 404, {
+        "content-type": "application/json; charset=utf-8",
+        "x-correlation-id": correlationId,
+      });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

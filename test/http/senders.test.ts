@@ -45,7 +45,7 @@ describe("sender authentication", () => {
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(a.json().order).not.toEqual(b.json().order);
     expect(h.onec.orders().map((o) => o.key)).toEqual(
-      expect.arrayContaining([`shop-a/${event.event_id}`, `shop-b/${event.event_id}`]),
+      expect.arrayContaining([`shop-a~${event.event_id}`, `shop-b~${event.event_id}`]),
     );
     // Each sender's repeat is its own replay.
     const againA = await postEvent(h.gw.url, event, bearer(SHOP_A));

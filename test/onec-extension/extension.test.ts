@@ -265,7 +265,7 @@ describe("1c/extension: Configuration.xml", () => {
 describe("1c/extension: HTTP service", () => {
   const services = (): string[] => ownObjects("HTTPService");
 
-  it("keeps the gateway's contract: root URL integration, POST /v1/orders/paid, GET /v1/events/{EventID}", () => {
+  it("keeps the gateway's contract: root URL integration, POST /v1/orders/paid, GET /v1/events/{EventID}, GET /v1/health", () => {
     expect(services()).toHaveLength(1);
     const service = objectOf(`HTTPServices/${services()[0]}.xml`);
     expect(path(service, "Properties", "RootURL")?.text).toBe("integration");
@@ -278,6 +278,7 @@ describe("1c/extension: HTTP service", () => {
     expect(Object.fromEntries(templates)).toEqual({
       "/v1/orders/paid": ["POST"],
       "/v1/events/{EventID}": ["GET"],
+      "/v1/health": ["GET"],
     });
   });
 
@@ -364,8 +365,11 @@ describe("1c/extension: HTTP service", () => {
       "PAYLOAD_TOO_LARGE",
       "UNAVAILABLE",
       "INTERNAL",
+      "ORDER_NOT_VALID",
+      "MAINTENANCE",
+      "BAD_IDEMPOTENCY_KEY",
     ];
-    const headers = ["Content-Type", "X-Correlation-ID", "Idempotency-Key", "Retry-After"];
+    const headers = ["Content-Type", "X-Correlation-ID", "Idempotency-Key", "Retry-After", "X-Contract-Version"];
     const statuses = ["200", "201", "400", "404", "409", "413", "415", "422", "500", "503"];
     expect(codes.filter((code) => !strings.has(code))).toEqual([]);
     // The contract's own cases name the codes and statuses 1C must answer with: the BSL must know them all.
@@ -452,6 +456,16 @@ describe("1c/extension: BSL modules", () => {
           if (!local.has(name) && !platform.has(name)) {
             problems.push(
               `${module.file.rel}:${call.line}: ${call.name}() is neither a method of this module nor in PLATFORM_FUNCTIONS`,
+            );
+          }
+          continue;
+        }
+        // Константы.ИнтСайт_X.Получить(): a constant of this extension, read or written through its manager.
+        const [collection = "", constant = ""] = call.qualifier.split(".");
+        if (["константы", "constants"].includes(collection.toLowerCase())) {
+          if (!ownObjects("Constant").includes(constant) || !CONSTANT_METHODS.has(name)) {
+            problems.push(
+              `${module.file.rel}:${call.line}: ${call.qualifier}.${call.name}() is not a constant of this extension`,
             );
           }
           continue;
@@ -693,7 +707,18 @@ const PLATFORM_FUNCTIONS: ReadonlySet<string> = new Set([
   "xmlстрока",
   "xmlзначение",
   "получитьсообщенияпользователю",
+  "макс",
+  "мин",
+  "началодня",
+  "дата",
+  "стрзаменить",
+  "местноевремя",
+  "часовойпояссеанса",
+  "месяц",
 ]);
+
+/** Methods of a constant's manager (Константы.Имя.Получить()). */
+const CONSTANT_METHODS: ReadonlySet<string> = new Set(["получить", "установить"]);
 
 /** Methods of an information register manager, callable unqualified in its manager module. */
 const MANAGER_METHODS: ReadonlySet<string> = new Set(["создатьменеджерзаписи", "создатьнаборзаписей", "выбрать"]);

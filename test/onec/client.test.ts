@@ -322,6 +322,21 @@ describe("OnecClient over a real socket", () => {
     expect(received?.headers["x-correlation-id"]).toBe(sent.correlationId);
   });
 
+  it("asks GET /v1/events/{key} with the key in the path as it is: no %-escape for ~ or :", async () => {
+    let url: string | undefined;
+    const { baseUrl } = await startServer(async (req, res) => {
+      url = req.url;
+      await readBody(req);
+      res.writeHead(200, JSON_TYPE).end(JSON.stringify({ order: ORDER }));
+    });
+    const found = await realClient(baseUrl).lookUpEvent("shop-a~evt:42.x_y-z", "corr-lookup");
+    expect(found).toEqual({ kind: "found", httpStatus: 200, order: ORDER });
+    expect(url).toBe("/base/v1/events/shop-a~evt:42.x_y-z");
+    // A key outside the alphabet (never made by the gateway) still makes a well-formed URL.
+    await realClient(baseUrl).lookUpEvent("a/b c", "corr-lookup-2");
+    expect(url).toBe("/base/v1/events/a%2Fb%20c");
+  });
+
   it("a server that accepts the request and never answers is a retryable timeout, on our deadline", async () => {
     const { server, baseUrl } = await startServer(() => {
       // Hold the request open: no status line, no headers, ever.

@@ -1,7 +1,7 @@
 /**
  * OnecClient.lookUpEvent: GET {ONEC_URL}/v1/events/{key}, the contract's way to
  * ask 1C what became of a call whose answer never arrived. Against the real
- * emulator, which keeps the contract in test/contract/cases.json.
+ * emulator, which keeps the contract in 1c/contract/cases.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnecClient } from "../../src/onec/client.ts";
@@ -21,8 +21,8 @@ describe("OnecClient.lookUpEvent against the 1C emulator", () => {
     await onec.close();
   });
 
-  it("finds the order 1C created for a key, a sender's key with a slash included", async () => {
-    const key = "shop-a/evt:lookup.1";
+  it("finds the order 1C created for a named sender's key (sender~event_id)", async () => {
+    const key = "shop-a~evt:lookup.1";
     const body = JSON.stringify({ ...exampleEvent(), event_id: "evt:lookup.1" });
     const sent = await client.sendOrderPaid({ idempotencyKey: key, body, correlationId: "corr-lookup" });
     expect(sent.kind).toBe("delivered");

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { ContractFileError, loadContract } from "../../onec/contract/cases.ts";
 import { type ContractResult, newRunId, runContract, runKey } from "../../onec/contract/run-contract.ts";
+import { CONTRACT_VERSION } from "../../onec/contract/version.ts";
 import { integerOption, noPositionals, parsing } from "../args.ts";
 import { type CliContext, CliFailure, type Command, UsageError } from "../context.ts";
 import { table } from "../format.ts";
@@ -41,6 +42,10 @@ export async function probe(options: ProbeOptions, io: CliContext): Promise<numb
   );
   const failed = results.filter((r) => !r.ok);
   io.out("");
+  const reported = reportedVersions(results);
+  io.out(
+    `1C reports contract version ${reported.contract ?? "(none)"}, extension version ${reported.extension ?? "(none)"}; this gateway speaks contract version ${CONTRACT_VERSION}.`,
+  );
   if (failed.length === 0) {
     io.out(`All ${results.length} cases passed: this base keeps the contract.`);
     return 0;
@@ -52,7 +57,23 @@ export async function probe(options: ProbeOptions, io: CliContext): Promise<numb
   if (failed.some(isUnauthorized)) {
     io.err("1C answered 401: check --user/--password (or ONEC_USER/ONEC_PASSWORD).");
   }
+  if (reported.contract !== undefined && reported.contract !== CONTRACT_VERSION) {
+    io.err(
+      `1C speaks contract version ${reported.contract}, this gateway ${CONTRACT_VERSION}: load the 1C extension from this release's 1c/ folder.`,
+    );
+  }
   return 1;
+}
+
+/** What the health case's answer says about 1C's side: {contract_version, extension_version}. */
+function reportedVersions(results: readonly ContractResult[]): { contract?: string; extension?: string } {
+  const body = results.find((r) => r.case === "health")?.body;
+  if (typeof body !== "object" || body === null) return {};
+  const { contract_version: contract, extension_version: extension } = body as Record<string, unknown>;
+  return {
+    ...(typeof contract === "string" ? { contract } : {}),
+    ...(typeof extension === "string" ? { extension } : {}),
+  };
 }
 
 function isUnauthorized(result: ContractResult): boolean {
@@ -79,8 +100,9 @@ export const probeCommand: Command = {
   summary: "check a 1C test base against the contract",
   help: `Usage: gateway probe --onec-url URL [--user U --password P] [--timeout-ms N] --test-base
 
-Sends the 1C contract's cases (test/contract/cases.json) to the base, in order,
-and prints one line per case: case, expected, actual, ok; then what differs.
+Sends the 1C contract's cases (1c/contract/cases.json) to the base, in order,
+and prints one line per case: case, expected, actual, ok; then the contract and
+extension versions 1C reports (GET /v1/health), and what differs.
 Exits 0 when every case holds, 1 on any difference, 2 on bad usage.
 
 It CREATES A REAL ORDER in the base on every run (the first delivery), and sends

@@ -2,13 +2,13 @@ import { readFileSync } from "node:fs";
 import { setPath } from "./json-path.ts";
 
 /**
- * The 1C contract as data: test/contract/cases.json, described in
- * test/contract/README.md. This module reads and checks the file; nothing here
+ * The 1C contract as data: 1c/contract/cases.json, described in
+ * 1c/contract/README.md. This module reads and checks the file; nothing here
  * talks to a server or fills in templates.
  */
 
 /** Where the shipped contract lives, from src/onec/contract/ up to the repo root. */
-export const CONTRACT_DIR = new URL("../../../test/contract/", import.meta.url);
+export const CONTRACT_DIR = new URL("../../../1c/contract/", import.meta.url);
 export const CASES_FILE = "cases.json";
 
 /** A request body, already built from the file: JSON still holding `{{…}}` templates, or raw text. */

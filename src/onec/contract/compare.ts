@@ -88,11 +88,13 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
-/** A few words for the table: "201 order", "409 EVENT_ID_REUSED". */
+/** A few words for the table: "201 order", "409 EVENT_ID_REUSED", "200 contract 2". */
 export function describeExpected(expect: CaseExpect): string {
   const code = expect.body["error.code"];
   if (typeof code === "string") return `${expect.status} ${code}`;
   if ("order.id" in expect.body) return `${expect.status} order`;
+  const contract = expect.body.contract_version;
+  if (typeof contract === "string") return `${expect.status} contract ${contract}`;
   return String(expect.status);
 }
 
@@ -103,6 +105,8 @@ export function describeActual(answer: Answer): string {
   if (typeof code === "string") return `${answer.status} ${code}`;
   const number = getPath(body, "order.number");
   if (typeof number === "string") return `${answer.status} order ${number}`;
+  const contract = getPath(body, "contract_version");
+  if (typeof contract === "string") return `${answer.status} contract ${contract}`;
   if (body === undefined && answer.bodyText !== "") return `${answer.status} (not JSON)`;
   return String(answer.status);
 }

@@ -5,7 +5,7 @@ import { type Answer, compareAnswer, describeActual, describeExpected, parseJson
 import { fillTemplates, type RecordedAnswer, TemplateError } from "./template.ts";
 
 /**
- * Runs the 1C contract (test/contract/cases.json) in order against a base URL
+ * Runs the 1C contract (1c/contract/cases.json) in order against a base URL
  * and says, case by case, whether the answer kept it. A diagnostic: global
  * fetch, one request at a time, no retries.
  */
@@ -32,6 +32,8 @@ export interface ContractResult {
   actual: string;
   /** Every difference, "; "-separated; "" when ok. */
   detail: string;
+  /** The answer's parsed JSON body; undefined when there was no answer or it was not JSON. */
+  body?: unknown;
 }
 
 export interface PreparedRequest {
@@ -167,6 +169,7 @@ async function runCase(
     ok: problems.length === 0,
     actual: describeActual(answer),
     detail: problems.join("; "),
+    body: parseJson(answer.bodyText),
   };
 }
 

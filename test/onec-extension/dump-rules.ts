@@ -1,0 +1,249 @@
+import type { XmlElement } from "./xml-lite.ts";
+
+/**
+ * Facts about Designer dumps that the checks hold the extension to. Sources: public Designer dumps
+ * (1c-syntax/ssl_3_1_eng in formats 2.16 and 2.18, 1c-syntax/mdclasses) and the review facts in
+ * ../shared/reference/onec.md, "Facts checked against real Designer dumps…".
+ */
+
+/** The dump format each platform writes; a platform reads formats up to its own and refuses newer ones. */
+export const FORMAT_WRITTEN_BY: Readonly<Record<string, string>> = {
+  "8.3.20": "2.13",
+  "8.3.22": "2.15",
+  "8.3.23": "2.16",
+  "8.3.24": "2.17",
+  "8.3.25": "2.18",
+};
+
+function compareVersions(a: string, b: string): number {
+  const left = a.split(".").map(Number);
+  const right = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(left.length, right.length); i += 1) {
+    const diff = (left[i] ?? 0) - (right[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+/** Problems with a dump of `format` that must load on `platform`; [] when that platform reads it. */
+export function formatProblems(format: string, platform: string): string[] {
+  const known = Object.keys(FORMAT_WRITTEN_BY)
+    .filter((candidate) => compareVersions(candidate, platform) <= 0)
+    .sort(compareVersions);
+  const newest = known[known.length - 1];
+  if (newest === undefined) return [`no known dump format for platform ${platform}`];
+  const readable = FORMAT_WRITTEN_BY[newest] ?? "";
+  return compareVersions(format, readable) <= 0
+    ? []
+    : [`format ${format} needs a newer platform than ${platform}, which reads formats up to ${readable}`];
+}
+
+/**
+ * Property order per object kind, as Designer writes it. A dump may leave some out (older formats
+ * have fewer, adopted objects carry few), but what is there comes in this order and nothing else.
+ */
+const COMMON_FIELD = [
+  "Name",
+  "Synonym",
+  "Comment",
+  "Type",
+  "PasswordMode",
+  "Format",
+  "EditFormat",
+  "ToolTip",
+  "MarkNegatives",
+  "Mask",
+  "MultiLine",
+  "ExtendedEdit",
+  "MinValue",
+  "MaxValue",
+  "FillFromFillingValue",
+  "FillValue",
+  "FillChecking",
+  "ChoiceFoldersAndItems",
+  "ChoiceParameterLinks",
+  "ChoiceParameters",
+  "QuickChoice",
+  "CreateOnInput",
+  "ChoiceForm",
+  "LinkByType",
+  "ChoiceHistoryOnInput",
+];
+
+export const PROPERTY_ORDER: Readonly<Record<string, readonly string[]>> = {
+  // Extension root: spdreg/cc-1c-skills docs/1c-extension-spec.md, checked against mdclasses' extension dump.
+  Configuration: [
+    "ObjectBelonging",
+    "Name",
+    "Synonym",
+    "Comment",
+    "ConfigurationExtensionPurpose",
+    "KeepMappingToExtendedConfigurationObjectsByIDs",
+    "NamePrefix",
+    "ConfigurationExtensionCompatibilityMode",
+    "DefaultRunMode",
+    "UsePurposes",
+    "ScriptVariant",
+    "DefaultRoles",
+    "Vendor",
+    "Version",
+    "DefaultLanguage",
+    "BriefInformation",
+    "DetailedInformation",
+    "Copyright",
+    "VendorInformationAddress",
+    "ConfigurationInformationAddress",
+    "InterfaceCompatibilityMode",
+  ],
+  Language: ["ObjectBelonging", "Name", "Synonym", "Comment", "ExtendedConfigurationObject", "LanguageCode"],
+  Role: ["Name", "Synonym", "Comment"],
+  Subsystem: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "IncludeHelpInContents",
+    "IncludeInCommandInterface",
+    "UseOneCommand",
+    "Explanation",
+    "Picture",
+    "Content",
+  ],
+  CommonModule: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "Global",
+    "ClientManagedApplication",
+    "Server",
+    "ExternalConnection",
+    "ClientOrdinaryApplication",
+    "ServerCall",
+    "Privileged",
+    "ReturnValuesReuse",
+  ],
+  HTTPService: ["Name", "Synonym", "Comment", "RootURL", "ReuseSessions", "SessionMaxAge"],
+  URLTemplate: ["Name", "Synonym", "Comment", "Template"],
+  Method: ["Name", "Synonym", "Comment", "HTTPMethod", "Handler"],
+  ScheduledJob: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "MethodName",
+    "Description",
+    "Key",
+    "Use",
+    "Predefined",
+    "RestartCountOnFailure",
+    "RestartIntervalOnFailure",
+  ],
+  Constant: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "Type",
+    "UseStandardCommands",
+    "DefaultForm",
+    "ExtendedPresentation",
+    "Explanation",
+    "PasswordMode",
+    "Format",
+    "EditFormat",
+    "ToolTip",
+    "MarkNegatives",
+    "Mask",
+    "MultiLine",
+    "ExtendedEdit",
+    "MinValue",
+    "MaxValue",
+    "FillChecking",
+    "ChoiceFoldersAndItems",
+    "ChoiceParameterLinks",
+    "ChoiceParameters",
+    "QuickChoice",
+    "ChoiceForm",
+    "LinkByType",
+    "ChoiceHistoryOnInput",
+    "DataLockControlMode",
+    "DataHistory",
+    "UpdateDataHistoryImmediatelyAfterWrite",
+    "ExecuteAfterWriteDataHistoryVersionProcessing",
+  ],
+  InformationRegister: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "UseStandardCommands",
+    "EditType",
+    "DefaultRecordForm",
+    "DefaultListForm",
+    "AuxiliaryRecordForm",
+    "AuxiliaryListForm",
+    "StandardAttributes",
+    "InformationRegisterPeriodicity",
+    "WriteMode",
+    "MainFilterOnPeriod",
+    "IncludeHelpInContents",
+    "DataLockControlMode",
+    "FullTextSearch",
+    "EnableTotalsSliceFirst",
+    "EnableTotalsSliceLast",
+    "RecordPresentation",
+    "ExtendedRecordPresentation",
+    "ListPresentation",
+    "ExtendedListPresentation",
+    "Explanation",
+    "DataHistory",
+    "UpdateDataHistoryImmediatelyAfterWrite",
+    "ExecuteAfterWriteDataHistoryVersionProcessing",
+  ],
+  Resource: [...COMMON_FIELD, "Indexing", "FullTextSearch", "DataHistory"],
+  Dimension: [
+    ...COMMON_FIELD,
+    "Master",
+    "MainFilter",
+    "DenyIncompleteValues",
+    "Indexing",
+    "FullTextSearch",
+    "DataHistory",
+    "TypeReductionMode",
+  ],
+};
+
+/** Own objects must carry the full property set of their kind, up to what newer formats added. */
+export const ADDED_AFTER_2_15: ReadonlySet<string> = new Set(["StandardAttributes", "TypeReductionMode"]);
+
+/** Order problems of one object's <Properties>, "line: message". */
+export function propertyOrderProblems(object: XmlElement, complete: boolean): string[] {
+  const expected = PROPERTY_ORDER[object.name];
+  if (expected === undefined) return [`${object.line}: no known property order for <${object.name}>`];
+  const properties = object.children.find((child) => child.name === "Properties")?.children ?? [];
+  const problems: string[] = [];
+  let cursor = -1;
+  for (const property of properties) {
+    const at = expected.indexOf(property.name);
+    if (at < 0) {
+      problems.push(`${property.line}: <${property.name}> is not a property of <${object.name}> in Designer dumps`);
+      continue;
+    }
+    if (at < cursor) {
+      problems.push(
+        `${property.line}: <${property.name}> comes after <${expected[cursor]}>; Designer writes it before`,
+      );
+    }
+    cursor = Math.max(cursor, at);
+  }
+  if (complete) {
+    const present = new Set(properties.map((property) => property.name));
+    for (const name of expected) {
+      if (
+        !present.has(name) &&
+        !ADDED_AFTER_2_15.has(name) &&
+        name !== "ObjectBelonging" &&
+        name !== "ExtendedConfigurationObject"
+      ) {
+        problems.push(`${object.line}: <${object.name}> lacks <${name}>`);
+      }
+    }
+  }
+  return problems;
+}
