@@ -26,7 +26,7 @@ async function demo(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const gateway = createGateway(config, logger);
+  const gateway = await createGateway(config, logger);
   closeWithGrace({ delay: 10_000 }, async () => {
     await gateway.close();
     await emulator.close();

@@ -10,7 +10,7 @@ import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
 import { EventStatus } from "./register/event-status.ts";
-import { openRegister } from "./register/open-register.ts";
+import { defaultPoolMax, openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
 import { Purger } from "./retention/purger.ts";
 
@@ -46,12 +46,12 @@ export interface DeliveryStack {
   close(): Promise<void>;
 }
 
-export function createDeliveryStack(
+export async function createDeliveryStack(
   config: GatewayConfig,
   logger: Logger,
   now: () => number = Date.now,
-): DeliveryStack {
-  const register = openRegister(config.database);
+): Promise<DeliveryStack> {
+  const register = await openRegister(config.database, { poolMax: registerPoolMax(config) });
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,
@@ -86,6 +86,11 @@ export function createDeliveryStack(
   return { owner, register, onec, deliverer, close };
 }
 
+/** DATABASE_POOL_MAX, or room for this process's deliverer and its HTTP requests. */
+export function registerPoolMax(config: GatewayConfig): number {
+  return config.databasePoolMax ?? defaultPoolMax(config.onecMaxConcurrency);
+}
+
 export interface Gateway extends DeliveryStack {
   app: FastifyInstance;
   acceptor: OrderPaidAcceptor;
@@ -109,7 +114,7 @@ export function createMetrics(stack: DeliveryStack, now: () => number): GatewayM
 }
 
 /** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
-export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
+export async function createGateway(config: GatewayConfig, logger: Logger): Promise<Gateway> {
   if (config.senders.length === 0 && !config.allowAnonymous) {
     throw new ConfigError(
       'no senders configured: set SENDER_TOKENS or SENDERS_FILE, or ALLOW_ANONYMOUS=true to accept unauthenticated traffic as the sender "default"',
@@ -119,7 +124,7 @@ export function createGateway(config: GatewayConfig, logger: Logger): Gateway {
     logger.warn('ALLOW_ANONYMOUS=true: every request is accepted without a token, as the sender "default"');
   }
   const now = Date.now;
-  const stack = createDeliveryStack(config, logger, now);
+  const stack = await createDeliveryStack(config, logger, now);
   const deliverer = config.deliverer ? stack.deliverer : undefined;
   const metrics = createMetrics(stack, now);
   const purger = new Purger({

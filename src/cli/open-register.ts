@@ -22,7 +22,8 @@ export async function withRegister<T>(
   if (database.kind === "sqlite" && !existsSync(database.path)) {
     throw new CliFailure(`no database at ${database.path}: set DATABASE_URL to the gateway's SQLite file`);
   }
-  const register = openRegister(database);
+  // One command at a time: two connections are plenty.
+  const register = await openRegister(database, { poolMax: 2 });
   try {
     return await use(register);
   } finally {

@@ -12,6 +12,8 @@ export interface GatewayConfig {
   readonly host: string;
   /** Where the register lives (DATABASE_URL); src/register/open-register.ts opens it. */
   readonly database: RegisterLocation;
+  /** PostgreSQL pool size (DATABASE_POOL_MAX); unset: sized from ONEC_MAX_CONCURRENCY by the register's factory. */
+  readonly databasePoolMax: number | undefined;
   readonly onecUrl: string;
   readonly onecUser: string | undefined;
   readonly onecPassword: string | undefined;
@@ -71,6 +73,8 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
     database: configValue(() => registerLocation(text(env, "DATABASE_URL") ?? "data/gateway.db")),
+    databasePoolMax:
+      text(env, "DATABASE_POOL_MAX") === undefined ? undefined : integer(env, "DATABASE_POOL_MAX", 1, 1, 1000),
     onecUrl: checkedOnecUrl(onecUrl),
     onecUser: text(env, "ONEC_USER"),
     onecPassword: env.ONEC_PASSWORD,

@@ -18,7 +18,7 @@ const POLL_MS = 100;
 const STALL_LIMIT_MS = 30_000;
 
 const config = loadConfig(process.env);
-const stack = createDeliveryStack(config, createLogger(config.logLevel, pino.destination(2)));
+const stack = await createDeliveryStack(config, createLogger(config.logLevel, pino.destination(2)));
 let delivered = 0;
 const startedAt = performance.now();
 let lastFinishedAt = startedAt;

@@ -1,13 +1,12 @@
-import { join } from "node:path";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
 import type { EventLookup, OnecOutcome } from "../../src/onec/outcome.ts";
-import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import type { EventRegister } from "../../src/register/port.ts";
 import { T0 } from "../support/records.ts";
-import { tempDir } from "../support/temp.ts";
+import { registerBackends } from "../support/register-backends.ts";
 
 const silent = pino({ level: "silent" });
 const policy: DeliveryPolicy = {
@@ -63,29 +62,27 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
-describe("Deliverer (fake clock, real SQLite)", () => {
-  let dir: ReturnType<typeof tempDir>;
-  let file: string;
-  let register: SqliteRegister;
+describe.each(registerBackends())("Deliverer (fake clock, real register on $name)", (backend) => {
+  let register: EventRegister;
   let now: number;
   const running: Deliverer[] = [];
 
-  beforeEach(() => {
-    dir = tempDir();
-    file = join(dir.path, "deliver.db");
-    register = new SqliteRegister(file);
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+  beforeEach(async () => {
+    await backend.reset();
+    register = await backend.open();
     now = T0;
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((d) => d.stop()));
-    await register.close();
-    dir.remove();
+    await backend.closeAll();
   });
 
   function deliverer(
     onec: ReturnType<typeof scriptedOnec>,
     options: Partial<DelivererOptions> = {},
-    on: SqliteRegister = register,
+    on: EventRegister = register,
     overrides: Partial<DeliveryPolicy> = {},
   ): Deliverer {
     const d = new Deliverer(
@@ -298,7 +295,7 @@ describe("Deliverer (fake clock, real SQLite)", () => {
     expect(a.inFlight).toBe(1);
 
     now += 1001; // worker A's lease has expired; worker B, another connection, takes over
-    const other = new SqliteRegister(file);
+    const other = await backend.open();
     try {
       const b = deliverer(
         scriptedOnec(() => delivered),
@@ -319,7 +316,6 @@ describe("Deliverer (fake clock, real SQLite)", () => {
       ]);
     } finally {
       await Promise.all(running.splice(0).map((d) => d.stop()));
-      await other.close();
     }
   });
 

@@ -24,8 +24,9 @@ describe("npm start refuses a bad configuration", { timeout: 30_000 }, () => {
     [{ ONEC_URL: "http://1c.test" }, /^configuration error: no senders configured/],
     [{ ONEC_URL: "http://1c.test", SENDER_TOKENS: "shop-a:short" }, /^configuration error: SENDER_TOKENS entries/],
     [
-      { ONEC_URL: "http://1c.test", ALLOW_ANONYMOUS: "true", DATABASE_URL: "postgres://gw@127.0.0.1/gw" },
-      /^configuration error: DATABASE_URL: the PostgreSQL register is not available yet/,
+      // Nothing listens on port 1: the register cannot be opened, whether or not a PostgreSQL server runs here.
+      { ONEC_URL: "http://1c.test", ALLOW_ANONYMOUS: "true", DATABASE_URL: "postgres://gw@127.0.0.1:1/gw" },
+      /^cannot open the register: PostgreSQL: .*ECONNREFUSED/,
     ],
   ])("exits 1 with one clear line for %j", (env, message) => {
     const result = start(env);

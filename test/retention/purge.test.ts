@@ -1,15 +1,12 @@
-import { join } from "node:path";
 import { Writable } from "node:stream";
-import Database from "better-sqlite3";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
-import type { Lease, Settlement } from "../../src/register/port.ts";
-import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import type { EventRegister, Lease, Settlement } from "../../src/register/port.ts";
 import { Purger } from "../../src/retention/purger.ts";
 import { T0 } from "../support/records.ts";
-import { tempDir } from "../support/temp.ts";
+import { registerBackends } from "../support/register-backends.ts";
 
 const DAY = 86_400_000;
 const RETENTION = 30 * DAY;
@@ -39,20 +36,16 @@ const retryable = (at: number): Settlement => ({
   charged: true,
 });
 
-describe("retention", () => {
-  let dir: ReturnType<typeof tempDir>;
-  let file: string;
-  let register: SqliteRegister;
+describe.each(registerBackends())("retention on $name", (backend) => {
+  let register: EventRegister;
 
-  beforeEach(() => {
-    dir = tempDir("gateway-retention-");
-    file = join(dir.path, "register.db");
-    register = new SqliteRegister(file);
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+  beforeEach(async () => {
+    await backend.reset();
+    register = await backend.open();
   });
-  afterEach(async () => {
-    await register.close();
-    dir.remove();
-  });
+  afterEach(() => backend.closeAll());
 
   async function reserve(eventId: string, at: number): Promise<void> {
     await register.reserve({
@@ -101,15 +94,11 @@ describe("retention", () => {
   }
 
   /** Rows per table for one event, read with plain SQL, past the register's own API. */
-  function rowsOf(eventId: string): { attempts: number; replays: number } {
-    const db = new Database(file, { readonly: true });
-    try {
-      const count = (table: string) =>
-        (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE event_id = ?`).get(eventId) as { n: number }).n;
-      return { attempts: count("delivery_attempts"), replays: count("event_replays") };
-    } finally {
-      db.close();
-    }
+  async function rowsOf(eventId: string): Promise<{ attempts: number; replays: number }> {
+    return {
+      attempts: await backend.rowCount("delivery_attempts", eventId),
+      replays: await backend.rowCount("event_replays", eventId),
+    };
   }
 
   function purger(options: { batchSize?: number; intervalMs?: number; log?: pino.Logger } = {}): Purger {
@@ -191,12 +180,12 @@ describe("retention", () => {
       force: false,
       now: YOUNG,
     });
-    expect(rowsOf("gone")).toEqual({ attempts: 2, replays: 1 });
+    expect(await rowsOf("gone")).toEqual({ attempts: 2, replays: 1 });
 
     expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(1);
 
-    expect(rowsOf("gone")).toEqual({ attempts: 0, replays: 0 });
-    expect(rowsOf("kept")).toEqual({ attempts: 1, replays: 1 });
+    expect(await rowsOf("gone")).toEqual({ attempts: 0, replays: 0 });
+    expect(await rowsOf("kept")).toEqual({ attempts: 1, replays: 1 });
   });
 
   it("deletes at most one batch per call, and runOnce loops until a batch comes back short", async () => {
@@ -260,7 +249,9 @@ describe("retention", () => {
     // A run asked for after stop() is a new run: it goes to the end.
     expect(await oneByOne.runOnce()).toBe(4);
   });
+});
 
+describe("retention settings", () => {
   it("reads RETENTION_HOURS and PURGE_INTERVAL_MS, 30 days and 1 h by default, never under a day", () => {
     const base = { ONEC_URL: "http://1c.local" };
     expect(loadConfig(base)).toMatchObject({ retentionMs: 720 * 3_600_000, purgeIntervalMs: 3_600_000 });

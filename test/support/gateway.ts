@@ -34,7 +34,7 @@ export async function startTestGateway(env: Record<string, string>): Promise<Tes
       callback();
     },
   });
-  const gateway = createGateway(config, createLogger(config.logLevel, sink));
+  const gateway = await createGateway(config, createLogger(config.logLevel, sink));
   await gateway.app.listen({ host: config.host, port: config.port });
   const { port } = gateway.app.server.address() as AddressInfo;
   return {

@@ -1,6 +1,10 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeLocation, registerLocation } from "../../src/config/database-url.ts";
 import { openRegister } from "../../src/register/open-register.ts";
+import { StorageUnavailableError } from "../../src/register/port.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { tempDir } from "../support/temp.ts";
 
 describe("DATABASE_URL", () => {
   it.each([
@@ -22,9 +26,20 @@ describe("DATABASE_URL", () => {
     expect(describeLocation(registerLocation("postgresql://gw:secret@db/gw"))).toBe("postgresql://gw@db/gw");
   });
 
-  it("opens SQLite; PostgreSQL is refused with a configuration error until its register exists", () => {
-    expect(() => openRegister({ kind: "postgres", url: "postgres://gw@127.0.0.1/gw" })).toThrow(
-      /PostgreSQL register is not available yet/,
-    );
+  it("opens PostgreSQL for a postgres:// URL: an unreachable server is StorageUnavailableError, not a config error", async () => {
+    await expect(
+      openRegister({ kind: "postgres", url: "postgres://gw@127.0.0.1:1/gw" }, { poolMax: 1 }),
+    ).rejects.toBeInstanceOf(StorageUnavailableError);
+  });
+
+  it("opens SQLite for a path, as a SQLite register", async () => {
+    const dir = tempDir();
+    try {
+      const register = await openRegister({ kind: "sqlite", path: join(dir.path, "r.db") });
+      expect(register).toBeInstanceOf(SqliteRegister);
+      await register.close();
+    } finally {
+      dir.remove();
+    }
   });
 });

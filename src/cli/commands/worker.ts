@@ -15,8 +15,8 @@ const GRACE_MS = 10_000;
  * then stops claiming, lets the calls in flight write their outcome, closes
  * the database. Resolves with the exit code (close-with-grace exits with it).
  */
-export function runWorker(config: GatewayConfig, logger: Logger): Promise<number> {
-  const stack = createDeliveryStack(config, logger);
+export async function runWorker(config: GatewayConfig, logger: Logger): Promise<number> {
+  const stack = await createDeliveryStack(config, logger);
   const stopped = new Promise<number>((resolve) => {
     closeWithGrace({ delay: GRACE_MS }, async ({ signal, err }) => {
       if (err) logger.error({ err }, "worker stopping after an unexpected error");

@@ -23,8 +23,8 @@ import {
   type Settlement,
   StorageUnavailableError,
 } from "../port.ts";
+import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { migrations } from "./migrations.ts";
-import { claimOf, toAttempt, toRecord, toReplay } from "./rows.ts";
 import { filterParams, prepareStatements, type Statements, settleStatement } from "./statements.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { EventStatus } from "../event-status.ts";
 import type { ListFilter, PageCursor, Settlement } from "../port.ts";
-import type { AttemptRow, EventRow, ReplayRow } from "./rows.ts";
+import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
 
 /** Every SQL statement of the register, prepared once per connection. */
 

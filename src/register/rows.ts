@@ -1,7 +1,10 @@
-import type { EventStatus } from "../event-status.ts";
-import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "../port.ts";
+import type { EventStatus } from "./event-status.ts";
+import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 
-/** The register's rows as SQLite returns them, and their shapes in the port's terms. */
+/**
+ * The register's rows as every backend's SQL returns them (snake_case, times in epoch
+ * ms, flags as 0/1), and their shapes in the port's terms.
+ */
 
 export interface EventRow {
   sender: string;

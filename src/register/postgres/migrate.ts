@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from "node:fs";
+import type { Sql } from "./statements.ts";
+
+/** The numbered plain-SQL files of migrations/, in order: `0001_register.sql`, … */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
+
+/** Any fixed number: every gateway on one database must take the same lock. */
+const MIGRATION_LOCK_KEY = 4_107_342_001;
+
+export function readMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /^\d+_.+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number.parseInt(file, 10),
+      name: file.replace(/\.sql$/, ""),
+      sql: readFileSync(new URL(file, MIGRATIONS_DIR), "utf8"),
+    }));
+}
+
+/**
+ * Applies the migrations this database lacks, all in one transaction under an
+ * advisory lock: several instances start at once, the first migrates, the
+ * others wait on the lock and then find every version recorded. DDL is
+ * transactional in PostgreSQL, so a failed migration leaves nothing behind.
+ * Returns the versions applied now.
+ */
+export async function migrate(sql: Sql, migrations: readonly Migration[] = readMigrations()): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    await tx`CREATE TABLE IF NOT EXISTS register_migrations (
+               version    integer PRIMARY KEY,
+               name       text NOT NULL,
+               applied_at timestamptz NOT NULL DEFAULT now())`;
+    const done = new Set(
+      (await tx<{ version: number }[]>`SELECT version FROM register_migrations`).map((r) => r.version),
+    );
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      // A whole file in one simple-protocol round trip: it holds several statements.
+      await tx.unsafe(migration.sql);
+      await tx`INSERT INTO register_migrations (version, name) VALUES (${migration.version}, ${migration.name})`;
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}

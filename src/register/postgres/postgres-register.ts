@@ -1,0 +1,265 @@
+import { randomUUID } from "node:crypto";
+import postgres from "postgres";
+import { EventStatus } from "../event-status.ts";
+import {
+  type AttemptRecord,
+  type AttemptReport,
+  type Backlog,
+  type Claim,
+  type ClaimRequest,
+  type EventRecord,
+  type EventRegister,
+  type Lease,
+  type ListFilter,
+  type PageCursor,
+  type PurgeRequest,
+  type RegisterChange,
+  type ReplayRecord,
+  type ReplayRequest,
+  type ReplayResult,
+  type ReserveRequest,
+  type ReserveResult,
+  type Settlement,
+  StorageUnavailableError,
+} from "../port.ts";
+import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
+import { ChangeFeed } from "./change-feed.ts";
+import { migrate } from "./migrate.ts";
+import * as q from "./statements.ts";
+import { storage } from "./storage-errors.ts";
+
+export interface PostgresRegisterOptions {
+  /** Connections in the pool (not counting the one LISTEN connection). */
+  poolMax: number;
+  /** How long opening a connection may take before the call fails with StorageUnavailableError. */
+  connectTimeoutSeconds?: number;
+}
+
+/**
+ * The register on a PostgreSQL server; its SQL is in statements.ts, its
+ * schema in migrations/*.sql. Several gateway instances and workers share one
+ * database: claims lock with SKIP LOCKED, settles are fenced by the lease
+ * token, and changes are told to every instance through LISTEN/NOTIFY.
+ * Each write is one autocommit statement (replay: one short transaction), so
+ * a method resolves only after its commit, with synchronous_commit on.
+ * No transaction is ever open while 1C is called. Times come from the caller
+ * (epoch ms), as the port defines them.
+ */
+export class PostgresRegister implements EventRegister {
+  readonly #sql: q.Sql;
+  readonly #feed: ChangeFeed;
+  #closing: Promise<void> | undefined;
+
+  private constructor(sql: q.Sql, feed: ChangeFeed) {
+    this.#sql = sql;
+    this.#feed = feed;
+  }
+
+  /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
+  static async open(url: string, options: PostgresRegisterOptions): Promise<PostgresRegister> {
+    const connectTimeoutSeconds = options.connectTimeoutSeconds ?? 5;
+    const sql = postgres(url, {
+      max: options.poolMax,
+      connect_timeout: connectTimeoutSeconds,
+      idle_timeout: 60,
+      onnotice: () => {},
+      types: {
+        // int8: epoch milliseconds, tokens and counts, all far below 2^53.
+        bigint: {
+          to: 20,
+          from: [20],
+          serialize: (value: number) => String(value),
+          parse: (raw: string) => Number(raw),
+        },
+      },
+      connection: {
+        application_name: "onec-order-gateway",
+        // A 2xx promises the event is durable: never let a database default turn this off.
+        synchronous_commit: "on",
+      },
+    });
+    try {
+      await storage(() => migrate(sql));
+      const feed = await storage(() => ChangeFeed.start(url, randomUUID(), connectTimeoutSeconds));
+      return new PostgresRegister(sql, feed);
+    } catch (error) {
+      await sql.end({ timeout: 0 });
+      throw error;
+    }
+  }
+
+  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+    const result = await storage(async (): Promise<ReserveResult> => {
+      // Read committed: a concurrent insert of the same key makes ours wait for its commit and do nothing;
+      // the SELECT that follows, a new statement, then sees that row.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const inserted = await q.insertEvent(this.#sql, request, this.#feed.origin);
+        if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
+        const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
+        if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
+        // Purged between the two statements: the key is free again, so insert once more.
+      }
+      throw new Error(`event ${request.eventId} keeps vanishing between insert and select`);
+    });
+    if (result.outcome === "created") this.#changed("recorded", result.record);
+    return result;
+  }
+
+  watch(listener: (change: RegisterChange) => void): () => void {
+    return this.#feed.watch(listener);
+  }
+
+  /** After the commit, never inside the transaction: a woken waiter must find the change. */
+  #changed(kind: RegisterChange["kind"], record: EventRecord): void {
+    this.#feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
+  }
+
+  async claim(request: ClaimRequest): Promise<Claim[]> {
+    const rows = await storage(() =>
+      q.claimDue(this.#sql, {
+        owner: request.owner,
+        now: request.now,
+        leaseUntil: request.now + request.leaseMs,
+        limit: request.limit,
+        only: request.only,
+      }),
+    );
+    return rows.map(claimOf);
+  }
+
+  async settle(
+    lease: Lease,
+    settlement: Settlement,
+    report: AttemptReport,
+    now: number,
+  ): Promise<EventRecord | undefined> {
+    const row = await storage(() =>
+      q.settleEvent(
+        this.#sql,
+        {
+          sender: lease.sender,
+          eventId: lease.eventId,
+          token: lease.token,
+          now,
+          durationMs: report.durationMs,
+          outcome: report.outcome,
+          httpStatus: report.httpStatus ?? null,
+          errorClass: report.errorClass ?? null,
+          detail: report.detail ?? null,
+        },
+        settlement,
+        this.#feed.origin,
+      ),
+    );
+    if (row === undefined) return undefined;
+    const record = toRecord(row);
+    this.#changed("settled", record);
+    return record;
+  }
+
+  async bringForwardRetries(now: number): Promise<number> {
+    return storage(() => q.bringForward(this.#sql, now));
+  }
+
+  async replay(request: ReplayRequest): Promise<ReplayResult> {
+    const { sender, eventId, now } = request;
+    // One short transaction: the row is locked while the refusals are decided on it.
+    const result = await storage(() =>
+      this.#sql.begin(async (tx): Promise<ReplayResult> => {
+        const row = await q.selectEventForUpdate(tx, sender, eventId);
+        if (row === undefined) return { result: "not_found" };
+        const record = toRecord(row);
+        if (row.status === EventStatus.SUCCEEDED && !request.force)
+          return { result: "refused", reason: "succeeded", record };
+        if (row.lease_until !== null && row.lease_until > now)
+          return { result: "refused", reason: "in_flight", record };
+        const replayed = await q.replayEvent(
+          tx,
+          {
+            sender,
+            eventId,
+            requestedBy: request.requestedBy,
+            reason: request.reason,
+            forced: request.force,
+            fromStatus: row.status,
+            now,
+          },
+          this.#feed.origin,
+        );
+        if (replayed === undefined) throw new Error("row vanished inside its own transaction");
+        return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
+      }),
+    );
+    if (result.result === "replayed") this.#changed("replayed", result.record);
+    return result;
+  }
+
+  async purgeFinished(request: PurgeRequest): Promise<number> {
+    // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
+    return storage(() => q.purge(this.#sql, request.olderThan, request.batchSize));
+  }
+
+  async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
+    const row = await storage(() => q.selectEvent(this.#sql, sender, eventId));
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async findByEventId(eventId: string): Promise<EventRecord[]> {
+    return (await storage(() => q.selectByEventId(this.#sql, eventId))).map(toRecord);
+  }
+
+  async listReplays(sender: string, eventId: string): Promise<ReplayRecord[]> {
+    return (await storage(() => q.selectReplays(this.#sql, sender, eventId))).map(toReplay);
+  }
+
+  async listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]> {
+    return (await storage(() => q.selectAttempts(this.#sql, sender, eventId))).map(toAttempt);
+  }
+
+  async list(filter: ListFilter): Promise<EventRecord[]> {
+    return (await storage(() => q.list(this.#sql, filter))).map(toRecord);
+  }
+
+  async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
+    return (await storage(() => q.page(this.#sql, filter))).map(toRecord);
+  }
+
+  async countFinished(request: { olderThan: number }): Promise<number> {
+    return storage(() => q.countFinished(this.#sql, request.olderThan));
+  }
+
+  async backlog(): Promise<Backlog> {
+    const row = await storage(() => q.backlog(this.#sql));
+    return {
+      pending: row?.pending ?? 0,
+      oldestPendingReceivedAt: row?.oldest ?? null,
+      failedFinal: row?.failed_final ?? 0,
+    };
+  }
+
+  /** The server answers and takes writes: not a standby left behind by a failover. */
+  async ping(): Promise<void> {
+    const writable = await storage(() => q.acceptsWrites(this.#sql));
+    if (!writable) throw new StorageUnavailableError("PostgreSQL is in recovery (a standby): it takes no writes");
+  }
+
+  /** What the connections really run with, for diagnostics and tests. */
+  async durability(): Promise<{ synchronousCommit: string }> {
+    const rows = await storage(() => this.#sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`);
+    return { synchronousCommit: rows[0]?.synchronous_commit ?? "unknown" };
+  }
+
+  /** Whether other instances' changes reach this one's watchers now. */
+  get listening(): boolean {
+    return this.#feed.listening;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#feed.close();
+      // Callers close after their work has stopped; a connection to a vanished server must not hold shutdown.
+      await this.#sql.end({ timeout: 2 });
+    })();
+    return this.#closing;
+  }
+}

@@ -1,0 +1,280 @@
+import type postgres from "postgres";
+import { EventStatus } from "../event-status.ts";
+import type { ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
+import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
+
+/**
+ * Every SQL statement of the PostgreSQL register (migrations aside). Each
+ * write that someone may wait for sends its pg_notify from inside the same
+ * statement, so the notification goes out exactly when the change commits.
+ * Statements run in autocommit unless the caller passes a transaction.
+ */
+
+/** bigint (int8) columns hold epoch milliseconds and counts: well inside a double's exact range. */
+export type Sql = postgres.Sql<{ bigint: number }>;
+export type Db = postgres.ISql<{ bigint: number }>;
+
+/** The channel every register instance on one database listens on. */
+export const CHANGES_CHANNEL = "gateway_register_changes";
+
+/** What travels in a notification: the port's change, and which register instance wrote it. */
+export interface ChangeNotice extends RegisterChange {
+  origin: string;
+}
+
+/** For the SELECT over the one changed row: its columns, unqualified. */
+function notify(db: Db, kind: RegisterChange["kind"], origin: string) {
+  return db`pg_notify(${CHANGES_CHANNEL}, json_build_object(
+      'kind', ${kind}::text, 'sender', sender, 'eventId', event_id, 'status', status, 'origin', ${origin}::text)::text)`;
+}
+
+const pending = (db: Db) => db`status IN ('PROCESSING','FAILED_RETRYABLE')`;
+const due = (db: Db, now: number) =>
+  db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${now}) AND next_attempt_at <= ${now}`;
+
+export interface ReserveParams {
+  sender: string;
+  eventId: string;
+  fingerprint: string;
+  policyVersion: string;
+  correlationId: string;
+  body: string;
+  now: number;
+}
+
+/** Records the event unless (sender, event_id) exists; returns the new row only. */
+export async function insertEvent(db: Db, p: ReserveParams, origin: string): Promise<EventRow | undefined> {
+  const rows = await db<EventRow[]>`
+    WITH inserted AS (
+      INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
+                                  round_started_at, next_attempt_at, received_at, updated_at)
+      VALUES (${p.sender}, ${p.eventId}, ${p.fingerprint}, ${p.policyVersion}, 'PROCESSING', ${p.correlationId},
+              ${p.body}, ${p.now}, ${p.now}, ${p.now}, ${p.now})
+      ON CONFLICT (sender, event_id) DO NOTHING
+      RETURNING *)
+    SELECT inserted.*, ${notify(db, "recorded", origin)} IS NULL AS notified FROM inserted`;
+  return withoutNotified(rows[0]);
+}
+
+export async function selectEvent(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
+  const rows = await db<EventRow[]>`SELECT * FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId}`;
+  return rows[0];
+}
+
+/** The same, locked until the transaction ends: replay decides on it. */
+export async function selectEventForUpdate(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
+  const rows = await db<EventRow[]>`
+    SELECT * FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId} FOR UPDATE`;
+  return rows[0];
+}
+
+export interface ClaimParams {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  only: { sender: string; eventId: string } | undefined;
+}
+
+/**
+ * One statement per batch: lock due rows nobody else is locking (SKIP LOCKED:
+ * concurrent claimers take different events instead of queueing), lease them
+ * with a new fencing token, and open their attempt rows.
+ */
+export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
+  const which = p.only === undefined ? db`` : db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`;
+  return db<EventRow[]>`
+    WITH due AS (
+      SELECT sender, event_id FROM inbound_events
+       WHERE ${due(db, p.now)} ${which}
+       ORDER BY next_attempt_at, received_at
+       LIMIT ${p.limit}
+       FOR UPDATE SKIP LOCKED),
+    claimed AS (
+      UPDATE inbound_events e
+         SET status = 'PROCESSING', attempts = e.attempts + 1, round_attempts = e.round_attempts + 1,
+             lease_owner = ${p.owner}, lease_token = e.lease_token + 1, lease_until = ${p.leaseUntil},
+             updated_at = ${p.now}
+        FROM due
+       WHERE e.sender = due.sender AND e.event_id = due.event_id
+      RETURNING e.*),
+    opened AS (
+      INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at)
+      SELECT sender, event_id, attempts, lease_token, ${p.owner}, ${p.now} FROM claimed)
+    SELECT * FROM claimed ORDER BY next_attempt_at, received_at, sender, event_id`;
+}
+
+export interface SettleParams {
+  sender: string;
+  eventId: string;
+  token: number;
+  now: number;
+  durationMs: number;
+  outcome: string;
+  httpStatus: number | null;
+  errorClass: string | null;
+  detail: string | null;
+}
+
+/**
+ * Writes the outcome only under the newest lease (fencing), and the attempt's
+ * own row either way, with `applied` saying which: one statement.
+ */
+export async function settleEvent(
+  db: Db,
+  p: SettleParams,
+  settlement: Settlement,
+  origin: string,
+): Promise<EventRow | undefined> {
+  const released = db`lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1`;
+  const rows = await db<EventRow[]>`
+    WITH settled AS (
+      UPDATE inbound_events SET ${settlementSet(db, settlement)}, ${released}, updated_at = ${p.now}
+       WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token} AND ${pending(db)}
+      RETURNING *),
+    finished AS (
+      UPDATE delivery_attempts
+         SET finished_at = ${p.now}, duration_ms = ${p.durationMs}, outcome = ${p.outcome},
+             http_status = ${p.httpStatus}::integer, error_class = ${p.errorClass}::text, detail = ${p.detail}::text,
+             applied = EXISTS (SELECT 1 FROM settled)
+       WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token})
+    SELECT settled.*, ${notify(db, "settled", origin)} IS NULL AS notified FROM settled`;
+  return withoutNotified(rows[0]);
+}
+
+function settlementSet(db: Db, settlement: Settlement) {
+  switch (settlement.status) {
+    case EventStatus.SUCCEEDED:
+      return db`status = 'SUCCEEDED', order_id = ${settlement.order.id}, order_number = ${settlement.order.number},
+                response_status = ${settlement.response.status}, response_body = ${settlement.response.body},
+                last_error = NULL, last_error_class = NULL, next_attempt_at = NULL`;
+    case EventStatus.FAILED_FINAL:
+      return db`status = 'FAILED_FINAL', last_error = ${settlement.error}, last_error_class = ${settlement.errorClass},
+                response_status = ${settlement.response.status}, response_body = ${settlement.response.body},
+                next_attempt_at = NULL`;
+    case EventStatus.FAILED_RETRYABLE:
+      return db`status = 'FAILED_RETRYABLE', last_error = ${settlement.error},
+                last_error_class = ${settlement.errorClass}, next_attempt_at = ${settlement.nextAttemptAt},
+                round_attempts = round_attempts - ${settlement.charged ? 0 : 1}`;
+  }
+}
+
+export async function bringForward(db: Db, now: number): Promise<number> {
+  const result = await db`
+    UPDATE inbound_events SET next_attempt_at = ${now}, updated_at = ${now}
+     WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > ${now}
+       AND (lease_until IS NULL OR lease_until <= ${now})`;
+  return result.count;
+}
+
+export interface ReplayParams {
+  sender: string;
+  eventId: string;
+  requestedBy: string;
+  reason: string;
+  forced: boolean;
+  fromStatus: EventStatus;
+  now: number;
+}
+
+/** Due again with a fresh budget, and its audit row; inside the caller's transaction, after its checks. */
+export async function replayEvent(db: Db, p: ReplayParams, origin: string): Promise<EventRow | undefined> {
+  const rows = await db<EventRow[]>`
+    WITH replayed AS (
+      UPDATE inbound_events
+         SET status = 'PROCESSING', next_attempt_at = ${p.now}, round_attempts = 0, round_started_at = ${p.now},
+             finished_attempts = attempts, response_status = NULL, response_body = NULL,
+             last_error = NULL, last_error_class = NULL, lease_owner = NULL, lease_until = NULL,
+             updated_at = ${p.now}
+       WHERE sender = ${p.sender} AND event_id = ${p.eventId}
+      RETURNING *),
+    audit AS (
+      INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
+      SELECT sender, event_id, ${p.requestedBy}, ${p.reason}, ${p.forced}, ${p.fromStatus}, ${p.now} FROM replayed)
+    SELECT replayed.*, ${notify(db, "replayed", origin)} IS NULL AS notified FROM replayed`;
+  return withoutNotified(rows[0]);
+}
+
+export function selectAttempts(db: Db, sender: string, eventId: string) {
+  return db<AttemptRow[]>`
+    SELECT attempt, lease_token, worker, started_at, finished_at, duration_ms, outcome, http_status,
+           error_class, detail, applied::integer AS applied
+      FROM delivery_attempts WHERE sender = ${sender} AND event_id = ${eventId} ORDER BY lease_token`;
+}
+
+export function selectReplays(db: Db, sender: string, eventId: string) {
+  return db<ReplayRow[]>`
+    SELECT requested_by, reason, forced::integer AS forced, from_status, requested_at FROM event_replays
+     WHERE sender = ${sender} AND event_id = ${eventId} ORDER BY id`;
+}
+
+export function selectByEventId(db: Db, eventId: string) {
+  return db<EventRow[]>`SELECT * FROM inbound_events WHERE event_id = ${eventId} ORDER BY sender`;
+}
+
+function bounds(db: Db, filter: ListFilter) {
+  // Typed NULLs: "no bound" must not leave the parameter's type to guesswork.
+  return db`(${filter.sender ?? null}::text IS NULL OR sender = ${filter.sender ?? null}::text)
+        AND (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null}::text)
+        AND (${filter.since ?? null}::bigint IS NULL OR received_at >= ${filter.since ?? null}::bigint)
+        AND (${filter.until ?? null}::bigint IS NULL OR received_at <= ${filter.until ?? null}::bigint)`;
+}
+
+export function list(db: Db, filter: ListFilter) {
+  return db<EventRow[]>`
+    SELECT * FROM inbound_events WHERE ${bounds(db, filter)} ORDER BY received_at, event_id LIMIT ${filter.limit}`;
+}
+
+export function page(db: Db, filter: ListFilter & { before?: PageCursor }) {
+  const before =
+    filter.before === undefined
+      ? db``
+      : db`AND (received_at, sender, event_id) < (${filter.before.receivedAt}::bigint, ${filter.before.sender}::text,
+                                                  ${filter.before.eventId}::text)`;
+  return db<EventRow[]>`
+    SELECT * FROM inbound_events WHERE ${bounds(db, filter)} ${before}
+     ORDER BY received_at DESC, sender DESC, event_id DESC LIMIT ${filter.limit}`;
+}
+
+const finishedBefore = (db: Db, olderThan: number) =>
+  db`status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < ${olderThan}`;
+
+/**
+ * One batch; SKIP LOCKED so that two purgers (two instances) take different
+ * rows instead of waiting. By ctid, locked in the same statement so it cannot
+ * move: a TID scan, where a join on the key would scan the table once per batch.
+ */
+export async function purge(db: Db, olderThan: number, limit: number): Promise<number> {
+  const result = await db`
+    DELETE FROM inbound_events WHERE ctid = ANY (ARRAY(
+      SELECT ctid FROM inbound_events WHERE ${finishedBefore(db, olderThan)}
+       LIMIT ${limit} FOR UPDATE SKIP LOCKED))`;
+  return result.count;
+}
+
+export async function countFinished(db: Db, olderThan: number): Promise<number> {
+  const rows = await db<{ count: number }[]>`
+    SELECT count(*) AS count FROM inbound_events WHERE ${finishedBefore(db, olderThan)}`;
+  return rows[0]?.count ?? 0;
+}
+
+export async function backlog(db: Db) {
+  const rows = await db<{ pending: number; oldest: number | null; failed_final: number }[]>`
+    SELECT (SELECT count(*) FROM inbound_events WHERE ${pending(db)}) AS pending,
+           (SELECT min(received_at) FROM inbound_events WHERE ${pending(db)}) AS oldest,
+           (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS failed_final`;
+  return rows[0];
+}
+
+/** Whether this server takes writes now: a standby (after a failover gone wrong) does not. */
+export async function acceptsWrites(db: Db): Promise<boolean> {
+  const rows = await db<{ standby: boolean }[]>`SELECT pg_is_in_recovery() AS standby`;
+  return rows[0]?.standby === false;
+}
+
+/** The pg_notify column exists only to make the notification part of the statement. */
+function withoutNotified(row: (EventRow & { notified?: unknown }) | undefined): EventRow | undefined {
+  if (row === undefined) return undefined;
+  const { notified: _, ...event } = row;
+  return event;
+}
