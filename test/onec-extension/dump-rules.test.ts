@@ -379,7 +379,7 @@ describe("event log and README", () => {
 });
 
 describe("subsystem", () => {
-  it("puts the register and every setting in the section «Интеграция с сайтом», and only objects that exist", () => {
+  it("puts the register, every setting and the settings form in the section «Интеграция с сайтом», and only objects that exist", () => {
     const subsystem = objectOf("Subsystems/ИнтСайт_ИнтеграцияССайтом.xml");
     const content = childrenNamed(path(subsystem, "Properties", "Content") ?? subsystem, "xr:Item").map((item) =>
       item.text.trim(),
@@ -387,7 +387,7 @@ describe("subsystem", () => {
     const known = new Set(listed().map((entry) => `${entry.kind}.${entry.name}`));
     expect(content.filter((name) => !known.has(name))).toEqual([]);
     const expected = listed()
-      .filter((entry) => entry.kind === "Constant" || entry.kind === "InformationRegister")
+      .filter((entry) => ["Constant", "InformationRegister", "CommonForm"].includes(entry.kind))
       .map((entry) => `${entry.kind}.${entry.name}`);
     expect([...content].sort()).toEqual([...expected].sort());
     expect(path(subsystem, "Properties", "IncludeInCommandInterface")?.text).toBe("true");

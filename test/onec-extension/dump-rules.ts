@@ -122,6 +122,19 @@ export const PROPERTY_ORDER: Readonly<Record<string, readonly string[]>> = {
     "ReturnValuesReuse",
   ],
   HTTPService: ["Name", "Synonym", "Comment", "RootURL", "ReuseSessions", "SessionMaxAge"],
+  // 1c-syntax/ssl_3_1_eng (format 2.16): CommonForms/*.xml and InformationRegisters/*/Forms/*.xml.
+  CommonForm: [
+    "Name",
+    "Synonym",
+    "Comment",
+    "FormType",
+    "IncludeHelpInContents",
+    "UsePurposes",
+    "UseStandardCommands",
+    "ExtendedPresentation",
+    "Explanation",
+  ],
+  Form: ["Name", "Synonym", "Comment", "FormType", "IncludeHelpInContents", "UsePurposes"],
   URLTemplate: ["Name", "Synonym", "Comment", "Template"],
   Method: ["Name", "Synonym", "Comment", "HTTPMethod", "Handler"],
   ScheduledJob: [

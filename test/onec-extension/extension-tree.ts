@@ -119,10 +119,13 @@ export interface UuidEntry {
  * Every UUID that Designer keeps for the objects of one file: object and child-object uuid
  * attributes, generated type ids, contained object ids, and any other UUID-valued element or
  * attribute (so nothing escapes the snapshot). Platform class ids (xr:ClassId) are constants, not ours.
+ * Files inside an object's folder (a register's form, a form's Form.xml) are keyed by their path, so
+ * that two registers' ФормаСписка, or the list settings ids of two forms, never share a key.
  */
 export function collectUuids(file: string, root: XmlElement): UuidEntry[] {
   const entries: UuidEntry[] = [];
-  const visit = (element: XmlElement, owner: string): void => {
+  const scope = file.split("/").length > 2 ? file.replace(/\.xml$/, "") : "";
+  const visit = (element: XmlElement, owner: string, parent: string): void => {
     let key = owner;
     const uuid = element.attributes.get("uuid");
     if (uuid !== undefined) {
@@ -164,11 +167,16 @@ export function collectUuids(file: string, root: XmlElement): UuidEntry[] {
       return;
     }
     if (element.children.length === 0 && element.name !== "xr:ClassId" && UUID.test(element.text.trim())) {
-      entries.push({ key: `${key}#${element.name}`, uuid: element.text.trim(), file, line: element.line });
+      entries.push({
+        key: `${key}#${parent}/${element.name}`,
+        uuid: element.text.trim(),
+        file,
+        line: element.line,
+      });
     }
-    for (const nested of element.children) visit(nested, key);
+    for (const nested of element.children) visit(nested, key, element.name);
   };
-  visit(root, "");
+  visit(root, scope, "");
   return entries;
 }
 

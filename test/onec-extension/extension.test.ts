@@ -73,12 +73,12 @@ function at(file: string, problems: readonly Problem[]): string[] {
   return problems.map((problem) => `${file}:${problem.line}: ${problem.message}`);
 }
 
-type ModuleKind = "CommonModule" | "HTTPService" | "ManagerModule";
+type ModuleKind = "CommonModule" | "HTTPService" | "ManagerModule" | "FormModule";
 
 interface BslModule {
   readonly file: SourceFile;
   readonly kind: ModuleKind;
-  /** Object name: the common module, HTTP service or register the module belongs to. */
+  /** Object name: the common module, HTTP service or register the module belongs to; for a form, Owner.Form. */
   readonly owner: string;
   readonly lexed: Lexed;
   readonly structure: ModuleStructure;
@@ -89,6 +89,11 @@ function moduleKind(rel: string): { kind: ModuleKind; owner: string } {
   if (dir === "CommonModules" && rel.endsWith("/Ext/Module.bsl")) return { kind: "CommonModule", owner };
   if (dir === "HTTPServices" && rel.endsWith("/Ext/Module.bsl")) return { kind: "HTTPService", owner };
   if (rel.endsWith("/Ext/ManagerModule.bsl")) return { kind: "ManagerModule", owner };
+  // CommonForms/<Form>/Ext/Form/Module.bsl and <Kind>/<Object>/Forms/<Form>/Ext/Form/Module.bsl
+  if (rel.endsWith("/Ext/Form/Module.bsl")) {
+    const parts = rel.split("/");
+    return { kind: "FormModule", owner: dir === "CommonForms" ? owner : `${owner}.${parts[3] ?? ""}` };
+  }
   throw new Error(`${rel}: a module kind the checks do not know yet; add it to moduleKind()`);
 }
 
@@ -422,6 +427,8 @@ describe("1c/extension: BSL modules", () => {
         exportRegions: programInterface,
       },
       HTTPService: { topLevel: ["ОбработчикиСобытий", "СлужебныеПроцедурыИФункции"] },
+      // Exported form methods are notification handlers (ОписаниеОповещения), not an interface: any region.
+      FormModule: { topLevel: FORM_MODULE_REGIONS },
     };
     const problems = modules.flatMap((module) =>
       at(module.file.rel, checkRegions(module.structure, rules[module.kind])),
@@ -448,7 +455,11 @@ describe("1c/extension: BSL modules", () => {
     for (const module of modules) {
       const local = lowerSet(module.structure.methods.map((method) => method.name));
       const platform =
-        module.kind === "ManagerModule" ? new Set([...PLATFORM_FUNCTIONS, ...MANAGER_METHODS]) : PLATFORM_FUNCTIONS;
+        module.kind === "ManagerModule"
+          ? new Set([...PLATFORM_FUNCTIONS, ...MANAGER_METHODS])
+          : module.kind === "FormModule"
+            ? new Set([...PLATFORM_FUNCTIONS, ...FORM_FUNCTIONS])
+            : PLATFORM_FUNCTIONS;
       for (const call of callsIn(module.lexed.tokens)) {
         const name = call.name.toLowerCase();
         const qualifier = call.qualifier.toLowerCase();
@@ -716,6 +727,26 @@ const PLATFORM_FUNCTIONS: ReadonlySet<string> = new Set([
   "часовойпояссеанса",
   "месяц",
 ]);
+
+/** Client-side global functions and methods of the managed form itself, callable unqualified in a form module. */
+const FORM_FUNCTIONS: ReadonlySet<string> = new Set([
+  "показатьпредупреждение",
+  "показатьвопрос",
+  "показатьоповещениепользователя",
+  "перейтипонавигационнойссылке",
+  "получитьнавигационнуюссылку",
+  "записать",
+  "закрыть",
+]);
+
+/** Top-level regions of a form module (ITS #455). */
+const FORM_MODULE_REGIONS: readonly string[] = [
+  "ОписаниеПеременных",
+  "ОбработчикиСобытийФормы",
+  "ОбработчикиСобытийЭлементовШапкиФормы",
+  "ОбработчикиКомандФормы",
+  "СлужебныеПроцедурыИФункции",
+];
 
 /** Methods of a constant's manager (Константы.Имя.Получить()). */
 const CONSTANT_METHODS: ReadonlySet<string> = new Set(["получить", "установить"]);
