@@ -238,6 +238,11 @@ describe("routing", () => {
     expect(wrong.headers.get("allow")).toBe("POST");
     expect(emulator.postCount()).toBe(0);
   });
+
+  it("answers 404 JSON, never the router's own error, to a malformed escape or an over-long key", async () => {
+    await expectError(await fetch(`${emulator.url}/v1/events/%zz`), 404, "NOT_FOUND");
+    await expectError(await fetch(`${emulator.url}/v1/events/${"k".repeat(600)}`), 404, "NOT_FOUND");
+  });
 });
 
 describe("faults", () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter, setMaxListeners } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import { CONTRACT_VERSION } from "../onec/contract/version.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
 import {
@@ -60,9 +61,15 @@ export interface OnecEmulator {
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
-type MethodTable = Partial<Record<string, Handler>>;
 
-const EVENTS_PREFIX = "/v1/events/";
+interface Route {
+  method: "GET" | "POST" | "PUT";
+  url: string;
+  handle: Handler;
+}
+
+/** Keys are up to 300 characters of the contract's alphabet; the router's default stops at 100. */
+const MAX_KEY_SEGMENT = 512;
 
 export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Promise<OnecEmulator> {
   const journal: OrderJournal | undefined =
@@ -106,87 +113,45 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     hanging,
   };
 
-  // Resolved per request so the /v1/events/{id} segment can be carried into its handler.
-  function routesFor(path: string): MethodTable | undefined {
-    switch (path) {
-      case "/v1/orders/paid":
-        return {
-          POST: (req, res) => {
-            posts += 1;
-            return handleOrderPaid(req, res, orderPaid, correlationIdOf(res));
-          },
-        };
-      case "/v1/health":
-        return {
-          GET: (req, res) => {
-            if (requireAuth(req, res, credentials)) handleHealth(res, faults);
-          },
-        };
-      case "/_emulator/orders":
-        return { GET: (_req, res) => handleListOrders(res, control) };
-      case "/_emulator/hanging":
-        return { GET: (_req, res) => handleListHanging(res, control) };
-      case "/_emulator/faults":
-        return {
-          GET: (_req, res) => handleGetFaults(res, control),
-          PUT: (req, res) => handlePutFaults(req, res, control),
-        };
-      case "/_emulator/reset":
-        return { POST: (_req, res) => handleReset(res, control) };
-    }
-    if (path.startsWith(EVENTS_PREFIX)) {
-      const id = path.slice(EVENTS_PREFIX.length);
-      if (id === "" || id.includes("/")) return undefined;
-      return {
-        GET: (req, res) => {
-          if (requireAuth(req, res, credentials)) handleEventStatus(res, store, id);
-        },
-      };
-    }
-    return undefined;
-  }
+  const routes: Route[] = [
+    {
+      method: "POST",
+      url: "/v1/orders/paid",
+      handle: (req, res) => {
+        posts += 1;
+        return handleOrderPaid(req, res, orderPaid, correlationIdOf(res));
+      },
+    },
+    {
+      method: "GET",
+      url: "/v1/health",
+      handle: (req, res) => {
+        if (requireAuth(req, res, credentials)) handleHealth(res, faults);
+      },
+    },
+    {
+      method: "GET",
+      url: "/v1/events/:key",
+      // The raw segment, not the router's decoded parameter: the handler judges escapes itself.
+      handle: (req, res) => {
+        if (requireAuth(req, res, credentials)) handleEventStatus(res, store, rawLastSegment(req));
+      },
+    },
+    { method: "GET", url: "/_emulator/orders", handle: (_req, res) => handleListOrders(res, control) },
+    { method: "GET", url: "/_emulator/hanging", handle: (_req, res) => handleListHanging(res, control) },
+    { method: "GET", url: "/_emulator/faults", handle: (_req, res) => handleGetFaults(res, control) },
+    { method: "PUT", url: "/_emulator/faults", handle: (req, res) => handlePutFaults(req, res, control) },
+    { method: "POST", url: "/_emulator/reset", handle: (_req, res) => handleReset(res, control) },
+  ];
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const given = headerValue(req, "x-correlation-id");
-    res.setHeader("x-correlation-id", given !== undefined && given !== "" ? given : randomUUID());
-    res.setHeader("x-contract-version", CONTRACT_VERSION);
-    // The raw target, not a parsed URL: URL parsing would fold "." and ".." segments inside event ids.
-    const path = (req.url ?? "/").split("?", 1)[0] ?? "/";
-    const table = routesFor(path);
-    if (table === undefined) {
-      sendError(res, 404, "NOT_FOUND", `no route for ${path}`);
-      return;
-    }
-    const handler = table[req.method ?? ""];
-    if (handler === undefined) {
-      sendError(res, 405, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path}`, {
-        allow: Object.keys(table).join(", "),
-      });
-      return;
-    }
-    await handler(req, res);
-  }
-
-  const server = createServer((req, res) => {
-    dispatch(req, res).catch(() => {
-      // Mostly a client that left mid-body; nobody is left to tell, so just free the socket.
-      if (res.headersSent || res.destroyed) res.destroy();
-      else sendError(res, 500, "INTERNAL", "emulator failed to handle the request");
-    });
-  });
-
+  const app = buildEmulatorApp(routes);
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
+    await app.listen({ port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
   } catch (error) {
     journal?.close();
     throw error;
   }
+  const server = app.server;
   const url = urlOf(server.address() as AddressInfo);
 
   let closed: Promise<void> | undefined;
@@ -202,18 +167,89 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     reset: control.reset,
     events,
     close() {
-      closed ??= new Promise<void>((resolve) => {
-        closing.abort();
-        server.close(() => {
-          journal?.close();
-          resolve();
-        });
-        // server.close() alone would wait for hung requests forever.
-        server.closeAllConnections();
-      });
+      closing.abort();
+      // forceCloseConnections: app.close() alone would wait for hung requests forever.
+      closed ??= app.close().then(() => journal?.close());
       return closed;
     },
   };
+}
+
+/**
+ * Fastify routes and answers 404/405; every handler then takes the raw
+ * request and response (reply.hijack()), because the faults need what a
+ * framework reply hides: an answer never sent, a socket destroyed mid-call,
+ * a body read by hand up to a limit.
+ */
+function buildEmulatorApp(routes: readonly Route[]): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: MAX_KEY_SEGMENT },
+    // A malformed escape or an over-long segment cannot name a stored key: 404 in 1C's own shape.
+    frameworkErrors: (_error, request, reply) => {
+      sendError(takeOver(request.raw, reply), 404, "NOT_FOUND", `no route for ${rawPath(request.raw)}`);
+    },
+  });
+  // Bodies are the handlers' to read, with their own limits and errors.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      handler: async (request, reply) => {
+        const res = takeOver(request.raw, reply);
+        try {
+          await route.handle(request.raw, res);
+        } catch {
+          // Mostly a client that left mid-body; nobody is left to tell, so just free the socket.
+          if (res.headersSent || res.destroyed) res.destroy();
+          else sendError(res, 500, "INTERNAL", "emulator failed to handle the request");
+        }
+      },
+    });
+  }
+  app.setNotFoundHandler((request, reply) => {
+    const res = takeOver(request.raw, reply);
+    const path = rawPath(request.raw);
+    const allowed = routes.filter((route) => matches(route.url, path)).map((route) => route.method);
+    if (allowed.length === 0) sendError(res, 404, "NOT_FOUND", `no route for ${path}`);
+    else {
+      sendError(res, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}`, {
+        allow: allowed.join(", "),
+      });
+    }
+  });
+  return app;
+}
+
+/** Hijacks the reply and stamps what every answer of 1C's service carries. */
+function takeOver(req: IncomingMessage, reply: FastifyReply): ServerResponse {
+  reply.hijack();
+  const res = reply.raw;
+  const given = headerValue(req, "x-correlation-id");
+  res.setHeader("x-correlation-id", given !== undefined && given !== "" ? given : randomUUID());
+  res.setHeader("x-contract-version", CONTRACT_VERSION);
+  return res;
+}
+
+function rawPath(req: IncomingMessage): string {
+  return (req.url ?? "/").split("?", 1)[0] ?? "/";
+}
+
+function rawLastSegment(req: IncomingMessage): string {
+  const path = rawPath(req);
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/** Whether a route's URL (with at most one `:param` segment) covers a raw path. */
+function matches(url: string, path: string): boolean {
+  const pattern = url.split("/");
+  const parts = path.split("/");
+  return (
+    pattern.length === parts.length && pattern.every((p, i) => (p.startsWith(":") ? parts[i] !== "" : p === parts[i]))
+  );
 }
 
 function correlationIdOf(res: ServerResponse): string {
