@@ -1,6 +1,7 @@
 import { ConfigError } from "../config/load-config.ts";
 import { StorageUnavailableError } from "../register/port.ts";
 import { listCommand } from "./commands/list.ts";
+import { migrateCommand } from "./commands/migrate.ts";
 import { probeCommand } from "./commands/probe.ts";
 import { purgeCommand } from "./commands/purge.ts";
 import { replayCommand } from "./commands/replay.ts";
@@ -15,6 +16,7 @@ const COMMANDS: readonly Command[] = [
   replayCommand,
   probeCommand,
   purgeCommand,
+  migrateCommand,
 ];
 
 export const USAGE = `Usage: gateway <command> [options]

@@ -1,8 +1,9 @@
 import { describeLocation, type RegisterLocation } from "../config/database-url.ts";
 import { ConfigError } from "../config/load-config.ts";
 import { type EventRegister, StorageUnavailableError } from "./port.ts";
+import { migrateDatabase } from "./postgres/migrate.ts";
 import { PostgresRegister } from "./postgres/postgres-register.ts";
-import { SqliteRegister } from "./sqlite/sqlite-register.ts";
+import { migrateSqliteFile, SqliteRegister } from "./sqlite/sqlite-register.ts";
 
 export interface OpenRegisterOptions {
   /**
@@ -42,5 +43,19 @@ export async function openRegister(
           cause: error,
         });
       }
+  }
+}
+
+/**
+ * Brings the register's schema up to date without opening it for work
+ * (`gateway migrate`); returns the names of the migrations applied now, none
+ * when it was already current. Servers do the same at start.
+ */
+export async function migrateRegister(location: RegisterLocation): Promise<string[]> {
+  switch (location.kind) {
+    case "sqlite":
+      return migrateSqliteFile(location.path);
+    case "postgres":
+      return migrateDatabase(location.url);
   }
 }

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
-import type { Sql } from "./statements.ts";
+import postgres from "postgres";
+import { storage } from "./storage-errors.ts";
 
 /** The numbered plain-SQL files of migrations/, in order: `0001_register.sql`, … */
 export interface Migration {
@@ -31,7 +32,10 @@ export function readMigrations(): Migration[] {
  * transactional in PostgreSQL, so a failed migration leaves nothing behind.
  * Returns the versions applied now.
  */
-export async function migrate(sql: Sql, migrations: readonly Migration[] = readMigrations()): Promise<number[]> {
+export async function migrate<Types extends Record<string, unknown>>(
+  sql: postgres.Sql<Types>,
+  migrations: readonly Migration[] = readMigrations(),
+): Promise<number[]> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     await tx`CREATE TABLE IF NOT EXISTS register_migrations (
@@ -51,4 +55,16 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = readM
     }
     return applied;
   });
+}
+
+/** `gateway migrate` on PostgreSQL: one connection, the same lock and transaction as at start; the names applied now. */
+export async function migrateDatabase(url: string): Promise<string[]> {
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    const migrations = readMigrations();
+    const applied = new Set(await storage(() => migrate(sql, migrations)));
+    return migrations.filter((migration) => applied.has(migration.version)).map((migration) => migration.name);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 }

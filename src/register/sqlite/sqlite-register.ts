@@ -242,17 +242,37 @@ export class SqliteRegister implements EventRegister {
   }
 }
 
-function migrate(db: Database.Database): void {
+/** Returns the names of the migrations applied now. */
+function migrate(db: Database.Database): string[] {
   // Several gateways may start at once on one file: the immediate transaction
   // makes the second wait and then see the version the first one wrote.
-  db.transaction(() => {
-    const current = db.pragma("user_version", { simple: true }) as number;
-    for (const migration of migrations) {
-      if (migration.version <= current) continue;
-      db.exec(migration.sql);
-      db.pragma(`user_version = ${migration.version}`);
-    }
-  }).immediate();
+  return db
+    .transaction(() => {
+      const current = db.pragma("user_version", { simple: true }) as number;
+      const applied: string[] = [];
+      for (const migration of migrations) {
+        if (migration.version <= current) continue;
+        db.exec(migration.sql);
+        db.pragma(`user_version = ${migration.version}`);
+        applied.push(migration.name);
+      }
+      return applied;
+    })
+    .immediate();
+}
+
+/** `gateway migrate` on SQLite: brings the file's schema up to date and says what it applied. */
+export function migrateSqliteFile(file: string): string[] {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const db = storage(() => new Database(file, { timeout: 5000 }));
+  try {
+    return storage(() => {
+      db.pragma("journal_mode = WAL");
+      return migrate(db);
+    });
+  } finally {
+    db.close();
+  }
 }
 
 /** SQLite failures (busy past the timeout, disk full, I/O, read-only, closed) mean "cannot accept now". */
