@@ -10,7 +10,7 @@ import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
 import { EventStatus } from "./register/event-status.ts";
-import { defaultPoolMax, openRegister } from "./register/open-register.ts";
+import { openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
 import { Purger } from "./retention/purger.ts";
 
@@ -51,7 +51,7 @@ export async function createDeliveryStack(
   logger: Logger,
   now: () => number = Date.now,
 ): Promise<DeliveryStack> {
-  const register = await openRegister(config.database, { poolMax: registerPoolMax(config) });
+  const register = await openRegister(config.database, { poolMax: config.databasePoolMax });
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,
@@ -84,11 +84,6 @@ export async function createDeliveryStack(
     return closing;
   };
   return { owner, register, onec, deliverer, close };
-}
-
-/** DATABASE_POOL_MAX, or room for this process's deliverer and its HTTP requests. */
-export function registerPoolMax(config: GatewayConfig): number {
-  return config.databasePoolMax ?? defaultPoolMax(config.onecMaxConcurrency);
 }
 
 export interface Gateway extends DeliveryStack {

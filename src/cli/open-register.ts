@@ -23,7 +23,7 @@ export async function withRegister<T>(
     throw new CliFailure(`no database at ${database.path}: set DATABASE_URL to the gateway's SQLite file`);
   }
   // One command at a time: two connections are plenty.
-  const register = await openRegister(database, { poolMax: 2 });
+  const register = await openRegister(database);
   try {
     return await use(register);
   } finally {

@@ -13,7 +13,12 @@ export interface GatewayConfig {
   /** Where the register lives (DATABASE_URL); src/register/open-register.ts opens it. */
   readonly database: RegisterLocation;
   /** PostgreSQL pool size (DATABASE_POOL_MAX); unset: sized from ONEC_MAX_CONCURRENCY by the register's factory. */
-  readonly databasePoolMax: number | undefined;
+  /**
+   * PostgreSQL: connections per process. By default the deliverer's share
+   * (up to ONEC_MAX_CONCURRENCY settles plus a claim) and ten for HTTP
+   * requests, whose statements take about a millisecond; more queue in the driver.
+   */
+  readonly databasePoolMax: number;
   readonly onecUrl: string;
   readonly onecUser: string | undefined;
   readonly onecPassword: string | undefined;
@@ -69,12 +74,12 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
       "ONEC_URL is required: the base URL of the 1C HTTP service, e.g. http://1c/base/hs/integration",
     );
   }
+  const onecMaxConcurrency = integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256);
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
     database: configValue(() => registerLocation(text(env, "DATABASE_URL") ?? "data/gateway.db")),
-    databasePoolMax:
-      text(env, "DATABASE_POOL_MAX") === undefined ? undefined : integer(env, "DATABASE_POOL_MAX", 1, 1, 1000),
+    databasePoolMax: integer(env, "DATABASE_POOL_MAX", onecMaxConcurrency + 10, 1, 1000),
     onecUrl: checkedOnecUrl(onecUrl),
     onecUser: text(env, "ONEC_USER"),
     onecPassword: env.ONEC_PASSWORD,
@@ -88,7 +93,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     retryMaxAttempts: integer(env, "RETRY_MAX_ATTEMPTS", 25, 1, 10_000),
     retryMaxAgeMs: integer(env, "RETRY_MAX_AGE_HOURS", 72, 1, 24 * 365) * 3_600_000,
     maxUnfinishedAttempts: integer(env, "MAX_UNFINISHED_ATTEMPTS", 3, 1, 100),
-    onecMaxConcurrency: integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256),
+    onecMaxConcurrency,
     deliveryPollMs: integer(env, "DELIVERY_POLL_MS", 1000, 10, 60_000),
     breakerFailures: integer(env, "BREAKER_FAILURES", 5, 1, 1000),
     breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 1000, 10, 3_600_000),

@@ -6,19 +6,12 @@ import { PostgresRegister } from "./postgres/postgres-register.ts";
 import { migrateSqliteFile, SqliteRegister } from "./sqlite/sqlite-register.ts";
 
 export interface OpenRegisterOptions {
-  /**
-   * PostgreSQL: connections in the pool (DATABASE_POOL_MAX). The deliverer
-   * holds up to ONEC_MAX_CONCURRENCY of them for settles, plus one for claims;
-   * each HTTP request takes one for a statement of about a millisecond, so ten
-   * more serve thousands of requests a second and the driver queues the rest.
-   */
+  /** PostgreSQL: connections in the pool; servers pass DATABASE_POOL_MAX (config/load-config.ts says why). */
   poolMax?: number;
 }
 
-/** The default pool: the deliverer's share plus room for the HTTP side (see OpenRegisterOptions). */
-export function defaultPoolMax(onecMaxConcurrency: number): number {
-  return onecMaxConcurrency + 10;
-}
+/** A tool's pool (the CLI, one statement at a time): servers always pass their own. */
+const TOOL_POOL_MAX = 2;
 
 /**
  * The one place that turns DATABASE_URL's location into a register; callers
@@ -34,7 +27,7 @@ export async function openRegister(
       return new SqliteRegister(location.path);
     case "postgres":
       try {
-        return await PostgresRegister.open(location.url, { poolMax: options.poolMax ?? defaultPoolMax(4) });
+        return await PostgresRegister.open(location.url, { poolMax: options.poolMax ?? TOOL_POOL_MAX });
       } catch (error) {
         // Unreachable is "try later"; a server that answers and refuses (no such role or database,
         // wrong password, no permission to migrate) is a setting to fix.

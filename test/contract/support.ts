@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 
 const example = JSON.parse(
@@ -25,32 +25,11 @@ export interface BrokenOnec {
  */
 export async function startBrokenOnec(): Promise<BrokenOnec> {
   let sequence = 0;
-  const server = createServer((req, res) => {
-    const given = req.headers["x-correlation-id"];
-    const correlationId = typeof given === "string" && given !== "" ? given : randomUUID();
-    req.resume();
-    req.on("end", () => {
-      let status = 404;
-      let body: unknown = { error: { code: "NOT_FOUND", message: "nothing here" } };
-      if (req.method === "POST") {
-        sequence += 1;
-        status = 201;
-        body = { order: { id: randomUUID(), number: `BRK-${sequence}` } };
-      }
-      res.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-correlation-id": correlationId });
-      res.end(JSON.stringify(body));
-    });
+  return serveJson((req) => {
+    if (req.method !== "POST") return { status: 404, body: { error: { code: "NOT_FOUND", message: "nothing here" } } };
+    sequence += 1;
+    return { status: 201, body: { order: { id: randomUUID(), number: `BRK-${sequence}` } } };
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }
 
 /**
@@ -58,19 +37,26 @@ export async function startBrokenOnec(): Promise<BrokenOnec> {
  * every other request 404 NOT_FOUND.
  */
 export async function startOnecOfVersion(contractVersion: string): Promise<BrokenOnec> {
+  return serveJson((req) => {
+    const health = req.method === "GET" && req.url?.endsWith("/v1/health") === true;
+    return health
+      ? { status: 200, body: { status: "ok", contract_version: contractVersion, extension_version: "1.0.0.1" } }
+      : { status: 404, body: { error: { code: "NOT_FOUND", message: "nothing here" } } };
+  });
+}
+
+/**
+ * A stand-in 1C on 127.0.0.1:0: reads each request's body to its end, then
+ * answers `answer`'s JSON with the X-Correlation-ID echoed (or made).
+ */
+async function serveJson(answer: (req: IncomingMessage) => { status: number; body: unknown }): Promise<BrokenOnec> {
   const server = createServer((req, res) => {
     const given = req.headers["x-correlation-id"];
     const correlationId = typeof given === "string" && given !== "" ? given : randomUUID();
     req.resume();
     req.on("end", () => {
-      const health = req.method === "GET" && req.url?.endsWith("/v1/health") === true;
-      const body = health
-        ? { status: "ok", contract_version: contractVersion, extension_version: "1.0.0.1" }
-        : { error: { code: "NOT_FOUND", message: "nothing here" } };
-      res.writeHead(health ? 200 : 404, {
-        "content-type": "application/json; charset=utf-8",
-        "x-correlation-id": correlationId,
-      });
+      const { status, body } = answer(req);
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", "x-correlation-id": correlationId });
       res.end(JSON.stringify(body));
     });
   });

@@ -208,6 +208,13 @@ const REFUSED: Refusal[] = [
     status: 404,
     type: "not-found",
   },
+  {
+    // RFC 3986 §2.3 lets a client percent-encode even unreserved characters: 128 of them are 384 in the path.
+    name: "the status URL of an unknown 128-character event_id written wholly as %XX escapes",
+    request: () => get(`${PATH}/${"%75".repeat(128)}`),
+    status: 404,
+    type: "not-found",
+  },
   // URLs the router cannot read.
   {
     name: "a bad % escape in the path of a POST",

@@ -3,10 +3,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ConfigError } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
-import { type RegisterChange, type ReserveRequest, StorageUnavailableError } from "../../src/register/port.ts";
+import { type RegisterChange, StorageUnavailableError } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
-import { T0 } from "../support/records.ts";
+import { reserveRequest, T0 } from "../support/records.ts";
 
 /**
  * What only the PostgreSQL backend has: migrations under an advisory lock,
@@ -15,19 +15,6 @@ import { T0 } from "../support/records.ts";
  */
 
 const pg = postgresForTests();
-
-function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
-  return {
-    sender: "default",
-    eventId: "evt-1",
-    fingerprint: "fp-1",
-    policyVersion: "v1",
-    body: "{}",
-    correlationId: "c-1",
-    now: T0,
-    ...patch,
-  };
-}
 
 /** Resolves with the first change `register` tells its watchers that matches, or fails after `ms`. */
 function nextChange(

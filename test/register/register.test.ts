@@ -1,34 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/register/event-status.ts";
-import type {
-  AttemptReport,
-  Claim,
-  ClaimRequest,
-  EventRegister,
-  ReserveRequest,
-  Settlement,
-} from "../../src/register/port.ts";
-import { T0 } from "../support/records.ts";
-import { registerBackends } from "../support/register-backends.ts";
+import type { AttemptReport, Claim, ClaimRequest, EventRegister, Settlement } from "../../src/register/port.ts";
+import { reserveRequest, T0 } from "../support/records.ts";
+import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
 /**
  * The register's contract (src/register/port.ts), run against every backend:
  * SQLite always, PostgreSQL when a server is there (always under PG_REQUIRED=1).
  * Backend-only matters are in sqlite-register.test.ts and postgres-register.test.ts.
  */
-
-function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
-  return {
-    sender: "default",
-    eventId: "evt-1",
-    fingerprint: "fp-1",
-    policyVersion: "v1",
-    body: '{"a":1}',
-    correlationId: "c-1",
-    now: T0,
-    ...patch,
-  };
-}
 
 function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {
   return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, ...patch };
@@ -42,13 +22,9 @@ const succeeded: Settlement = { status: EventStatus.SUCCEEDED, order, response: 
 describe.each(registerBackends())("register on $name", (backend) => {
   let register: EventRegister;
 
-  beforeAll(() => backend.setup());
-  afterAll(() => backend.teardown());
-  beforeEach(async () => {
-    await backend.reset();
-    register = await backend.open();
+  registerPerTest(backend, (opened) => {
+    register = opened;
   });
-  afterEach(() => backend.closeAll());
 
   async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
     const batch = await register.claim(claimRequest(patch));

@@ -1,25 +1,12 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ReserveRequest, StorageUnavailableError } from "../../src/register/port.ts";
+import { StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
-import { T0 } from "../support/records.ts";
+import { reserveRequest } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** What only the SQLite backend has: its pragmas and its file lock. The contract is in register.test.ts. */
-
-function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
-  return {
-    sender: "default",
-    eventId: "evt-1",
-    fingerprint: "fp-1",
-    policyVersion: "v1",
-    body: '{"a":1}',
-    correlationId: "c-1",
-    now: T0,
-    ...patch,
-  };
-}
 
 describe("SqliteRegister", () => {
   let dir: ReturnType<typeof tempDir>;

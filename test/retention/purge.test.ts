@@ -1,12 +1,12 @@
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
 import type { EventRegister, Lease, Settlement } from "../../src/register/port.ts";
 import { Purger } from "../../src/retention/purger.ts";
 import { T0 } from "../support/records.ts";
-import { registerBackends } from "../support/register-backends.ts";
+import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
 const DAY = 86_400_000;
 const RETENTION = 30 * DAY;
@@ -39,13 +39,9 @@ const retryable = (at: number): Settlement => ({
 describe.each(registerBackends())("retention on $name", (backend) => {
   let register: EventRegister;
 
-  beforeAll(() => backend.setup());
-  afterAll(() => backend.teardown());
-  beforeEach(async () => {
-    await backend.reset();
-    register = await backend.open();
+  registerPerTest(backend, (opened) => {
+    register = opened;
   });
-  afterEach(() => backend.closeAll());
 
   async function reserve(eventId: string, at: number): Promise<void> {
     await register.reserve({

@@ -1,5 +1,5 @@
 import { EventStatus } from "../../src/register/event-status.ts";
-import type { EventRecord } from "../../src/register/port.ts";
+import type { EventRecord, ReserveRequest } from "../../src/register/port.ts";
 
 export const T0 = Date.parse("2026-11-30T10:00:00Z");
 
@@ -27,6 +27,20 @@ export function eventRecord(patch: Partial<EventRecord> = {}): EventRecord {
     nextAttemptAt: T0,
     receivedAt: T0,
     updatedAt: T0,
+    ...patch,
+  };
+}
+
+/** A reservation of "evt-1" by the default sender at T0, as the register tests send it. */
+export function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
+  return {
+    sender: "default",
+    eventId: "evt-1",
+    fingerprint: "fp-1",
+    policyVersion: "v1",
+    body: '{"a":1}',
+    correlationId: "c-1",
+    now: T0,
     ...patch,
   };
 }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import type { EventRegister } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
@@ -103,4 +104,18 @@ export class PostgresBackend extends Tracked implements RegisterBackend {
  */
 export function registerBackends(): RegisterBackend[] {
   return postgresForTests().enabled ? [new SqliteBackend(), new PostgresBackend()] : [new SqliteBackend()];
+}
+
+/**
+ * The hooks of a conformance suite on `backend`: a fresh register before each
+ * test, handed to `opened`, and closed after it.
+ */
+export function registerPerTest(backend: RegisterBackend, opened: (register: EventRegister) => void): void {
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+  beforeEach(async () => {
+    await backend.reset();
+    opened(await backend.open());
+  });
+  afterEach(() => backend.closeAll());
 }

@@ -55,3 +55,11 @@ describe("breaker defaults (issue 8: resume within 5 s of 1C's recovery)", () =>
     expect([config.breakerCooldownMs, config.breakerMaxCooldownMs]).toEqual([1000, 3000]);
   });
 });
+
+describe("DATABASE_POOL_MAX (README: ONEC_MAX_CONCURRENCY + 10 by default)", () => {
+  it("follows ONEC_MAX_CONCURRENCY unless set", () => {
+    expect(loadConfig(base).databasePoolMax).toBe(14);
+    expect(loadConfig({ ...base, ONEC_MAX_CONCURRENCY: "16" }).databasePoolMax).toBe(26);
+    expect(loadConfig({ ...base, ONEC_MAX_CONCURRENCY: "16", DATABASE_POOL_MAX: "40" }).databasePoolMax).toBe(40);
+  });
+});
