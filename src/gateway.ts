@@ -51,7 +51,10 @@ export async function createDeliveryStack(
   logger: Logger,
   now: () => number = Date.now,
 ): Promise<DeliveryStack> {
-  const register = await openRegister(config.database, { poolMax: config.databasePoolMax });
+  const register = await openRegister(config.database, {
+    poolMax: config.databasePoolMax,
+    clock: config.databaseClock,
+  });
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,

@@ -18,12 +18,12 @@ export async function withRegister<T>(
   env: Readonly<Record<string, string | undefined>>,
   use: (register: EventRegister) => Promise<T>,
 ): Promise<T> {
-  const { database } = loadConfig(env, { onecUrl: ONEC_URL_NOT_NEEDED });
+  const { database, databaseClock } = loadConfig(env, { onecUrl: ONEC_URL_NOT_NEEDED });
   if (database.kind === "sqlite" && !existsSync(database.path)) {
     throw new CliFailure(`no database at ${database.path}: set DATABASE_URL to the gateway's SQLite file`);
   }
   // One command at a time: two connections are plenty.
-  const register = await openRegister(database);
+  const register = await openRegister(database, { clock: databaseClock });
   try {
     return await use(register);
   } finally {

@@ -12,13 +12,18 @@ export interface GatewayConfig {
   readonly host: string;
   /** Where the register lives (DATABASE_URL); src/register/open-register.ts opens it. */
   readonly database: RegisterLocation;
-  /** PostgreSQL pool size (DATABASE_POOL_MAX); unset: sized from ONEC_MAX_CONCURRENCY by the register's factory. */
   /**
    * PostgreSQL: connections per process. By default the deliverer's share
    * (up to ONEC_MAX_CONCURRENCY settles plus a claim) and ten for HTTP
    * requests, whose statements take about a millisecond; more queue in the driver.
    */
   readonly databasePoolMax: number;
+  /**
+   * PostgreSQL: whose clock stamps leases and due times (DATABASE_CLOCK). The
+   * database's, so that instances with skewed clocks agree; node's only as an
+   * escape hatch (graphile-worker's useNodeTime), e.g. for a server whose clock is wrong.
+   */
+  readonly databaseClock: "database" | "node";
   readonly onecUrl: string;
   readonly onecUser: string | undefined;
   readonly onecPassword: string | undefined;
@@ -80,6 +85,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
     database: configValue(() => registerLocation(text(env, "DATABASE_URL") ?? "data/gateway.db")),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", onecMaxConcurrency + 10, 1, 1000),
+    databaseClock: oneOf(env, "DATABASE_CLOCK", ["database", "node"] as const, "database"),
     onecUrl: checkedOnecUrl(onecUrl),
     onecUser: text(env, "ONEC_USER"),
     onecPassword: env.ONEC_PASSWORD,

@@ -74,9 +74,11 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    // A recorded or replayed event is due at once: take it ahead of the queue.
+    // A recorded or replayed event is due at once: take it ahead of the queue. Retries made due
+    // by another instance's recovery from an outage: claim them now, not at the next poll.
     this.#unwatch = this.#deps.register.watch((change) => {
-      if (change.kind !== "settled") this.expedite(change.sender, change.eventId);
+      if (change.kind === "rescheduled") this.wake();
+      else if (change.kind !== "settled") this.expedite(change.sender, change.eventId);
     });
     this.#timer = setInterval(() => this.wake(), this.#options.pollMs);
     this.wake();

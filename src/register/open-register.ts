@@ -8,6 +8,8 @@ import { migrateSqliteFile, SqliteRegister } from "./sqlite/sqlite-register.ts";
 export interface OpenRegisterOptions {
   /** PostgreSQL: connections in the pool; servers pass DATABASE_POOL_MAX (config/load-config.ts says why). */
   poolMax?: number;
+  /** PostgreSQL: whose clock stamps leases and due times (DATABASE_CLOCK); the database's unless set. */
+  clock?: "database" | "node";
 }
 
 /** A tool's pool (the CLI, one statement at a time): servers always pass their own. */
@@ -27,7 +29,10 @@ export async function openRegister(
       return new SqliteRegister(location.path);
     case "postgres":
       try {
-        return await PostgresRegister.open(location.url, { poolMax: options.poolMax ?? TOOL_POOL_MAX });
+        return await PostgresRegister.open(location.url, {
+          poolMax: options.poolMax ?? TOOL_POOL_MAX,
+          clock: options.clock ?? "database",
+        });
       } catch (error) {
         // Unreachable is "try later"; a server that answers and refuses (no such role or database,
         // wrong password, no permission to migrate) is a setting to fix.

@@ -78,12 +78,21 @@ export interface EventRegister {
 }
 
 /** A committed change, as `watch` reports it. */
-export interface RegisterChange {
+export type RegisterChange = EventChange | RetriesRescheduled;
+
+/** One event changed. */
+export interface EventChange {
   /** recorded: a new event is due; replayed: an old one is due again; settled: an attempt wrote its outcome. */
   kind: "recorded" | "replayed" | "settled";
   sender: string;
   eventId: string;
   status: EventStatus;
+}
+
+/** Retries held back by an outage were made due at once (bringForwardRetries): workers have work. */
+export interface RetriesRescheduled {
+  kind: "rescheduled";
+  count: number;
 }
 
 export interface ReserveRequest {

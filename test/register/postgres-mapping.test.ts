@@ -45,12 +45,20 @@ describe("change notices", () => {
     expect(parseNotice(JSON.stringify(valid))).toEqual(valid);
   });
 
+  it("reads a notice that retries were brought forward", () => {
+    const rescheduled = { kind: "rescheduled", count: 12, origin: "instance-b" };
+    expect(parseNotice(JSON.stringify(rescheduled))).toEqual(rescheduled);
+  });
+
   it.each([
     ["not JSON", "{"],
     ["an unknown kind", JSON.stringify({ ...valid, kind: "deleted" })],
     ["an unknown status", JSON.stringify({ ...valid, status: "DONE" })],
     ["no origin", JSON.stringify({ ...valid, origin: undefined })],
     ["a number for an id", JSON.stringify({ ...valid, eventId: 7 })],
+    ["a rescheduling without a count", JSON.stringify({ kind: "rescheduled", origin: "b" })],
+    ["a rescheduling of nothing", JSON.stringify({ kind: "rescheduled", count: 0, origin: "b" })],
+    ["a rescheduling without an origin", JSON.stringify({ kind: "rescheduled", count: 3 })],
   ])("ignores %s", (_, payload) => {
     expect(parseNotice(payload)).toBeUndefined();
   });

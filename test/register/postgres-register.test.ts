@@ -6,7 +6,7 @@ import { openRegister } from "../../src/register/open-register.ts";
 import { type RegisterChange, StorageUnavailableError } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
-import { reserveRequest, T0 } from "../support/records.ts";
+import { changedEventId, describeChange, reserveRequest, T0 } from "../support/records.ts";
 
 /**
  * What only the PostgreSQL backend has: migrations under an advisory lock,
@@ -94,7 +94,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     const a = await open();
     const b = await open();
     const seen: string[] = [];
-    a.watch((change) => seen.push(`${change.kind} ${change.eventId} ${change.status}`));
+    a.watch((change) => seen.push(describeChange(change)));
 
     const recorded = nextChange(a, (c) => c.kind === "recorded" && c.eventId === "from-b");
     await b.reserve(reserveRequest({ eventId: "from-b" }));
@@ -113,7 +113,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
 
     // A's own change reaches A's watcher at the commit, and its echo over LISTEN is not told again.
     await a.reserve(reserveRequest({ eventId: "from-a" }));
-    const echoOfB = nextChange(a, (c) => c.eventId === "from-b-2");
+    const echoOfB = nextChange(a, (c) => changedEventId(c) === "from-b-2");
     await b.reserve(reserveRequest({ eventId: "from-b-2" }));
     await echoOfB;
     expect(seen).toEqual([
@@ -131,7 +131,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
                   WHERE application_name = 'onec-order-gateway listener' AND datname = current_database()`;
     await until(() => !a.listening);
     await until(() => a.listening);
-    const woken = nextChange(a, (c) => c.eventId === "after-reconnect");
+    const woken = nextChange(a, (c) => changedEventId(c) === "after-reconnect");
     await b.reserve(reserveRequest({ eventId: "after-reconnect" }));
     expect((await woken).kind).toBe("recorded");
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/register/event-status.ts";
 import type { AttemptReport, Claim, ClaimRequest, EventRegister, Settlement } from "../../src/register/port.ts";
-import { reserveRequest, T0 } from "../support/records.ts";
+import { describeChange, reserveRequest, T0 } from "../support/records.ts";
 import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
 /**
@@ -148,7 +148,7 @@ describe.each(registerBackends())("register on $name", (backend) => {
   it("tells watchers of what was committed: recorded, replayed, settled; not a repeat or a fenced-out settle", async () => {
     const changes: string[] = [];
     const unwatch = register.watch((change) => {
-      changes.push(`${change.kind} ${change.eventId} ${change.status}`);
+      changes.push(describeChange(change));
     });
     await register.reserve(reserveRequest());
     await register.reserve(reserveRequest({ now: T0 + 1 }));

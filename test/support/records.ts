@@ -1,7 +1,19 @@
 import { EventStatus } from "../../src/register/event-status.ts";
-import type { EventRecord, ReserveRequest } from "../../src/register/port.ts";
+import type { EventRecord, RegisterChange, ReserveRequest } from "../../src/register/port.ts";
 
 export const T0 = Date.parse("2026-11-30T10:00:00Z");
+
+/** A change as one line, for comparing what watchers were told. */
+export function describeChange(change: RegisterChange): string {
+  return change.kind === "rescheduled"
+    ? `rescheduled ${change.count}`
+    : `${change.kind} ${change.eventId} ${change.status}`;
+}
+
+/** The event a change is about, if it is about one. */
+export function changedEventId(change: RegisterChange): string | undefined {
+  return change.kind === "rescheduled" ? undefined : change.eventId;
+}
 
 /** A register row as policy functions see it, PROCESSING with one attempt running unless patched. */
 export function eventRecord(patch: Partial<EventRecord> = {}): EventRecord {

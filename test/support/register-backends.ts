@@ -83,8 +83,13 @@ export class PostgresBackend extends Tracked implements RegisterBackend {
     postgresForTests().require();
     await truncateRegister(this.database.sql);
   }
+  /**
+   * On node's clock: the conformance cases state times explicitly (T0 + n) to
+   * stage leases and backoff. The database's clock, the production default,
+   * has its own cases in postgres-register.test.ts.
+   */
   async open(): Promise<PostgresRegister> {
-    return this.track(await PostgresRegister.open(this.database.url, { poolMax: 10 }));
+    return this.track(await PostgresRegister.open(this.database.url, { poolMax: 10, clock: "node" }));
   }
   async rowCount(table: "delivery_attempts" | "event_replays", eventId: string): Promise<number> {
     const rows = await this.database.sql<{ n: string }[]>`

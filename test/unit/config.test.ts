@@ -63,3 +63,11 @@ describe("DATABASE_POOL_MAX (README: ONEC_MAX_CONCURRENCY + 10 by default)", () 
     expect(loadConfig({ ...base, ONEC_MAX_CONCURRENCY: "16", DATABASE_POOL_MAX: "40" }).databasePoolMax).toBe(40);
   });
 });
+
+describe("DATABASE_CLOCK (README: the database's clock unless set to node)", () => {
+  it("is the database's by default, node's on request, and refuses anything else", () => {
+    expect(loadConfig(base).databaseClock).toBe("database");
+    expect(loadConfig({ ...base, DATABASE_CLOCK: "node" }).databaseClock).toBe("node");
+    expect(() => loadConfig({ ...base, DATABASE_CLOCK: "utc" })).toThrow(/DATABASE_CLOCK/);
+  });
+});

@@ -1,11 +1,11 @@
 import postgres from "postgres";
 import { ALL_STATUSES, type EventStatus } from "../event-status.ts";
-import type { RegisterChange } from "../port.ts";
+import type { EventChange, RegisterChange } from "../port.ts";
 import { CHANGES_CHANNEL, type ChangeNotice } from "./statements.ts";
 
 type Listener = (change: RegisterChange) => void;
 
-const KINDS: readonly RegisterChange["kind"][] = ["recorded", "replayed", "settled"];
+const EVENT_KINDS: readonly EventChange["kind"][] = ["recorded", "replayed", "settled"];
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5000;
 
@@ -127,9 +127,13 @@ export function parseNotice(payload: string): ChangeNotice | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { kind, sender, eventId, status, origin } = value as Record<string, unknown>;
-  if (!KINDS.includes(kind as RegisterChange["kind"])) return undefined;
+  const { kind, sender, eventId, status, count, origin } = value as Record<string, unknown>;
+  if (typeof origin !== "string") return undefined;
+  if (kind === "rescheduled") {
+    return Number.isSafeInteger(count) && (count as number) > 0 ? { kind, count: count as number, origin } : undefined;
+  }
+  if (!EVENT_KINDS.includes(kind as EventChange["kind"])) return undefined;
   if (!ALL_STATUSES.includes(status as EventStatus)) return undefined;
-  if (typeof sender !== "string" || typeof eventId !== "string" || typeof origin !== "string") return undefined;
-  return { kind: kind as RegisterChange["kind"], sender, eventId, status: status as EventStatus, origin };
+  if (typeof sender !== "string" || typeof eventId !== "string") return undefined;
+  return { kind: kind as EventChange["kind"], sender, eventId, status: status as EventStatus, origin };
 }

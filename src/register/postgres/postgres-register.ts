@@ -7,6 +7,7 @@ import {
   type Backlog,
   type Claim,
   type ClaimRequest,
+  type EventChange,
   type EventRecord,
   type EventRegister,
   type Lease,
@@ -33,6 +34,8 @@ export interface PostgresRegisterOptions {
   poolMax: number;
   /** How long opening a connection may take before the call fails with StorageUnavailableError. */
   connectTimeoutSeconds?: number;
+  /** Whose clock stamps leases and due times (statements.ts, ClockSource); the database's by default. */
+  clock?: q.ClockSource;
 }
 
 /**
@@ -42,17 +45,22 @@ export interface PostgresRegisterOptions {
  * token, and changes are told to every instance through LISTEN/NOTIFY.
  * Each write is one autocommit statement (replay: one short transaction), so
  * a method resolves only after its commit, with synchronous_commit on.
- * No transaction is ever open while 1C is called. Times come from the caller
- * (epoch ms), as the port defines them.
+ * No transaction is ever open while 1C is called. Times are epoch ms, as the
+ * port defines them, but stamped with the database's clock (unless opened
+ * with clock "node"): every instance then measures leases and due times
+ * against one clock, whatever its own says. The callers' values still carry
+ * the policy's delays (a retry's backoff), measured from the callers' now.
  */
 export class PostgresRegister implements EventRegister {
   readonly #sql: q.Sql;
   readonly #feed: ChangeFeed;
+  readonly #clock: q.ClockSource;
   #closing: Promise<void> | undefined;
 
-  private constructor(sql: q.Sql, feed: ChangeFeed) {
+  private constructor(sql: q.Sql, feed: ChangeFeed, clock: q.ClockSource) {
     this.#sql = sql;
     this.#feed = feed;
+    this.#clock = clock;
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
@@ -81,7 +89,7 @@ export class PostgresRegister implements EventRegister {
     try {
       await storage(() => migrate(sql));
       const feed = await storage(() => ChangeFeed.start(url, randomUUID(), connectTimeoutSeconds));
-      return new PostgresRegister(sql, feed);
+      return new PostgresRegister(sql, feed, options.clock ?? "database");
     } catch (error) {
       await sql.end({ timeout: 0 });
       throw error;
@@ -93,7 +101,7 @@ export class PostgresRegister implements EventRegister {
       // Read committed: a concurrent insert of the same key makes ours wait for its commit and do nothing;
       // the SELECT that follows, a new statement, then sees that row.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const inserted = await q.insertEvent(this.#sql, request, this.#feed.origin);
+        const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock }, this.#feed.origin);
         if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
         const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
         if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
@@ -110,7 +118,7 @@ export class PostgresRegister implements EventRegister {
   }
 
   /** After the commit, never inside the transaction: a woken waiter must find the change. */
-  #changed(kind: RegisterChange["kind"], record: EventRecord): void {
+  #changed(kind: EventChange["kind"], record: EventRecord): void {
     this.#feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
   }
 
@@ -119,7 +127,8 @@ export class PostgresRegister implements EventRegister {
       q.claimDue(this.#sql, {
         owner: request.owner,
         now: request.now,
-        leaseUntil: request.now + request.leaseMs,
+        clock: this.#clock,
+        leaseMs: request.leaseMs,
         limit: request.limit,
         only: request.only,
       }),
@@ -141,6 +150,7 @@ export class PostgresRegister implements EventRegister {
           eventId: lease.eventId,
           token: lease.token,
           now,
+          clock: this.#clock,
           durationMs: report.durationMs,
           outcome: report.outcome,
           httpStatus: report.httpStatus ?? null,
@@ -158,7 +168,9 @@ export class PostgresRegister implements EventRegister {
   }
 
   async bringForwardRetries(now: number): Promise<number> {
-    return storage(() => q.bringForward(this.#sql, now));
+    const count = await storage(() => q.bringForward(this.#sql, { now, clock: this.#clock }, this.#feed.origin));
+    if (count > 0) this.#feed.local({ kind: "rescheduled", count });
+    return count;
   }
 
   async replay(request: ReplayRequest): Promise<ReplayResult> {
@@ -166,13 +178,13 @@ export class PostgresRegister implements EventRegister {
     // One short transaction: the row is locked while the refusals are decided on it.
     const result = await storage(() =>
       this.#sql.begin(async (tx): Promise<ReplayResult> => {
-        const row = await q.selectEventForUpdate(tx, sender, eventId);
-        if (row === undefined) return { result: "not_found" };
+        const locked = await q.selectEventForUpdate(tx, sender, eventId, { now, clock: this.#clock });
+        if (locked === undefined) return { result: "not_found" };
+        const { leased, ...row } = locked;
         const record = toRecord(row);
         if (row.status === EventStatus.SUCCEEDED && !request.force)
           return { result: "refused", reason: "succeeded", record };
-        if (row.lease_until !== null && row.lease_until > now)
-          return { result: "refused", reason: "in_flight", record };
+        if (leased) return { result: "refused", reason: "in_flight", record };
         const replayed = await q.replayEvent(
           tx,
           {
@@ -183,6 +195,7 @@ export class PostgresRegister implements EventRegister {
             forced: request.force,
             fromStatus: row.status,
             now,
+            clock: this.#clock,
           },
           this.#feed.origin,
         );

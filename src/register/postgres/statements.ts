@@ -1,6 +1,6 @@
 import type postgres from "postgres";
 import { EventStatus } from "../event-status.ts";
-import type { ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
+import type { EventChange, ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
 import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
 
 /**
@@ -18,38 +18,58 @@ export type Db = postgres.ISql<{ bigint: number }>;
 export const CHANGES_CHANNEL = "gateway_register_changes";
 
 /** What travels in a notification: the port's change, and which register instance wrote it. */
-export interface ChangeNotice extends RegisterChange {
-  origin: string;
+export type ChangeNotice = RegisterChange & { origin: string };
+
+/**
+ * Whose clock stamps a statement's times. "database": PostgreSQL's now(), so
+ * instances with skewed clocks agree on leases and due times; "node": the
+ * caller's value (graphile-worker's useNodeTime), the escape hatch for a
+ * database server whose clock is wrong.
+ */
+export type ClockSource = "database" | "node";
+
+/** The caller's idea of now, and whether the statement uses it or the database's. */
+export interface At {
+  now: number;
+  clock: ClockSource;
+}
+
+/**
+ * "Now" as SQL. now() is the transaction's start: one value for the whole
+ * statement, so received_at, next_attempt_at and the lease agree in a row.
+ */
+function nowOf(db: Db, at: At) {
+  return at.clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`${at.now}::bigint`;
 }
 
 /** For the SELECT over the one changed row: its columns, unqualified. */
-function notify(db: Db, kind: RegisterChange["kind"], origin: string) {
+function notify(db: Db, kind: EventChange["kind"], origin: string) {
   return db`pg_notify(${CHANGES_CHANNEL}, json_build_object(
       'kind', ${kind}::text, 'sender', sender, 'eventId', event_id, 'status', status, 'origin', ${origin}::text)::text)`;
 }
 
 const pending = (db: Db) => db`status IN ('PROCESSING','FAILED_RETRYABLE')`;
-const due = (db: Db, now: number) =>
-  db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${now}) AND next_attempt_at <= ${now}`;
+const due = (db: Db, at: At) =>
+  db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${nowOf(db, at)}) AND next_attempt_at <= ${nowOf(db, at)}`;
 
-export interface ReserveParams {
+export interface ReserveParams extends At {
   sender: string;
   eventId: string;
   fingerprint: string;
   policyVersion: string;
   correlationId: string;
   body: string;
-  now: number;
 }
 
 /** Records the event unless (sender, event_id) exists; returns the new row only. */
 export async function insertEvent(db: Db, p: ReserveParams, origin: string): Promise<EventRow | undefined> {
+  const now = nowOf(db, p);
   const rows = await db<EventRow[]>`
     WITH inserted AS (
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
                                   round_started_at, next_attempt_at, received_at, updated_at)
       VALUES (${p.sender}, ${p.eventId}, ${p.fingerprint}, ${p.policyVersion}, 'PROCESSING', ${p.correlationId},
-              ${p.body}, ${p.now}, ${p.now}, ${p.now}, ${p.now})
+              ${p.body}, ${now}, ${now}, ${now}, ${now})
       ON CONFLICT (sender, event_id) DO NOTHING
       RETURNING *)
     SELECT inserted.*, ${notify(db, "recorded", origin)} IS NULL AS notified FROM inserted`;
@@ -61,17 +81,22 @@ export async function selectEvent(db: Db, sender: string, eventId: string): Prom
   return rows[0];
 }
 
-/** The same, locked until the transaction ends: replay decides on it. */
-export async function selectEventForUpdate(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
-  const rows = await db<EventRow[]>`
-    SELECT * FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId} FOR UPDATE`;
+/** The same, locked until the transaction ends, and whether a lease holds it now: replay decides on it. */
+export async function selectEventForUpdate(
+  db: Db,
+  sender: string,
+  eventId: string,
+  at: At,
+): Promise<(EventRow & { leased: boolean }) | undefined> {
+  const rows = await db<(EventRow & { leased: boolean })[]>`
+    SELECT *, coalesce(lease_until > ${nowOf(db, at)}, false) AS leased
+      FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId} FOR UPDATE`;
   return rows[0];
 }
 
-export interface ClaimParams {
+export interface ClaimParams extends At {
   owner: string;
-  now: number;
-  leaseUntil: number;
+  leaseMs: number;
   limit: number;
   only: { sender: string; eventId: string } | undefined;
 }
@@ -82,33 +107,33 @@ export interface ClaimParams {
  * with a new fencing token, and open their attempt rows.
  */
 export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
+  const now = nowOf(db, p);
   const which = p.only === undefined ? db`` : db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`;
   return db<EventRow[]>`
     WITH due AS (
       SELECT sender, event_id FROM inbound_events
-       WHERE ${due(db, p.now)} ${which}
+       WHERE ${due(db, p)} ${which}
        ORDER BY next_attempt_at, received_at
        LIMIT ${p.limit}
        FOR UPDATE SKIP LOCKED),
     claimed AS (
       UPDATE inbound_events e
          SET status = 'PROCESSING', attempts = e.attempts + 1, round_attempts = e.round_attempts + 1,
-             lease_owner = ${p.owner}, lease_token = e.lease_token + 1, lease_until = ${p.leaseUntil},
-             updated_at = ${p.now}
+             lease_owner = ${p.owner}, lease_token = e.lease_token + 1, lease_until = ${now} + ${p.leaseMs}::bigint,
+             updated_at = ${now}
         FROM due
        WHERE e.sender = due.sender AND e.event_id = due.event_id
       RETURNING e.*),
     opened AS (
       INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at)
-      SELECT sender, event_id, attempts, lease_token, ${p.owner}, ${p.now} FROM claimed)
+      SELECT sender, event_id, attempts, lease_token, ${p.owner}, ${now} FROM claimed)
     SELECT * FROM claimed ORDER BY next_attempt_at, received_at, sender, event_id`;
 }
 
-export interface SettleParams {
+export interface SettleParams extends At {
   sender: string;
   eventId: string;
   token: number;
-  now: number;
   durationMs: number;
   outcome: string;
   httpStatus: number | null;
@@ -126,15 +151,16 @@ export async function settleEvent(
   settlement: Settlement,
   origin: string,
 ): Promise<EventRow | undefined> {
+  const now = nowOf(db, p);
   const released = db`lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1`;
   const rows = await db<EventRow[]>`
     WITH settled AS (
-      UPDATE inbound_events SET ${settlementSet(db, settlement)}, ${released}, updated_at = ${p.now}
+      UPDATE inbound_events SET ${settlementSet(db, settlement, p)}, ${released}, updated_at = ${now}
        WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token} AND ${pending(db)}
       RETURNING *),
     finished AS (
       UPDATE delivery_attempts
-         SET finished_at = ${p.now}, duration_ms = ${p.durationMs}, outcome = ${p.outcome},
+         SET finished_at = ${now}, duration_ms = ${p.durationMs}, outcome = ${p.outcome},
              http_status = ${p.httpStatus}::integer, error_class = ${p.errorClass}::text, detail = ${p.detail}::text,
              applied = EXISTS (SELECT 1 FROM settled)
        WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token})
@@ -142,7 +168,7 @@ export async function settleEvent(
   return withoutNotified(rows[0]);
 }
 
-function settlementSet(db: Db, settlement: Settlement) {
+function settlementSet(db: Db, settlement: Settlement, at: At) {
   switch (settlement.status) {
     case EventStatus.SUCCEEDED:
       return db`status = 'SUCCEEDED', order_id = ${settlement.order.id}, order_number = ${settlement.order.number},
@@ -154,43 +180,64 @@ function settlementSet(db: Db, settlement: Settlement) {
                 next_attempt_at = NULL`;
     case EventStatus.FAILED_RETRYABLE:
       return db`status = 'FAILED_RETRYABLE', last_error = ${settlement.error},
-                last_error_class = ${settlement.errorClass}, next_attempt_at = ${settlement.nextAttemptAt},
+                last_error_class = ${settlement.errorClass},
+                next_attempt_at = ${nowOf(db, at)} + ${retryDelay(settlement.nextAttemptAt, at)}::bigint,
                 round_attempts = round_attempts - ${settlement.charged ? 0 : 1}`;
   }
 }
 
-export async function bringForward(db: Db, now: number): Promise<number> {
-  const result = await db`
-    UPDATE inbound_events SET next_attempt_at = ${now}, updated_at = ${now}
-     WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > ${now}
-       AND (lease_until IS NULL OR lease_until <= ${now})`;
-  return result.count;
+/**
+ * The policy decides the next attempt on the caller's clock; what it decided
+ * is the delay, which then runs on the statement's clock (the same instant
+ * under "node").
+ */
+function retryDelay(nextAttemptAt: number, at: At): number {
+  return Math.max(0, nextAttemptAt - at.now);
 }
 
-export interface ReplayParams {
+/**
+ * Retries held back by an outage become due now; one notification for the
+ * lot, in the same statement, wakes the workers of every instance.
+ */
+export async function bringForward(db: Db, at: At, origin: string): Promise<number> {
+  const now = nowOf(db, at);
+  const rows = await db<{ count: number }[]>`
+    WITH moved AS (
+      UPDATE inbound_events SET next_attempt_at = ${now}, updated_at = ${now}
+       WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > ${now}
+         AND (lease_until IS NULL OR lease_until <= ${now})
+      RETURNING 1),
+    counted AS (SELECT count(*)::integer AS count FROM moved)
+    SELECT count, CASE WHEN count > 0 THEN pg_notify(${CHANGES_CHANNEL}, json_build_object(
+        'kind', 'rescheduled', 'count', count, 'origin', ${origin}::text)::text) END IS NULL AS notified
+      FROM counted`;
+  return rows[0]?.count ?? 0;
+}
+
+export interface ReplayParams extends At {
   sender: string;
   eventId: string;
   requestedBy: string;
   reason: string;
   forced: boolean;
   fromStatus: EventStatus;
-  now: number;
 }
 
 /** Due again with a fresh budget, and its audit row; inside the caller's transaction, after its checks. */
 export async function replayEvent(db: Db, p: ReplayParams, origin: string): Promise<EventRow | undefined> {
+  const now = nowOf(db, p);
   const rows = await db<EventRow[]>`
     WITH replayed AS (
       UPDATE inbound_events
-         SET status = 'PROCESSING', next_attempt_at = ${p.now}, round_attempts = 0, round_started_at = ${p.now},
+         SET status = 'PROCESSING', next_attempt_at = ${now}, round_attempts = 0, round_started_at = ${now},
              finished_attempts = attempts, response_status = NULL, response_body = NULL,
              last_error = NULL, last_error_class = NULL, lease_owner = NULL, lease_until = NULL,
-             updated_at = ${p.now}
+             updated_at = ${now}
        WHERE sender = ${p.sender} AND event_id = ${p.eventId}
       RETURNING *),
     audit AS (
       INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
-      SELECT sender, event_id, ${p.requestedBy}, ${p.reason}, ${p.forced}, ${p.fromStatus}, ${p.now} FROM replayed)
+      SELECT sender, event_id, ${p.requestedBy}, ${p.reason}, ${p.forced}, ${p.fromStatus}, ${now} FROM replayed)
     SELECT replayed.*, ${notify(db, "replayed", origin)} IS NULL AS notified FROM replayed`;
   return withoutNotified(rows[0]);
 }

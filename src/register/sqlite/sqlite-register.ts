@@ -8,6 +8,7 @@ import {
   type Backlog,
   type Claim,
   type ClaimRequest,
+  type EventChange,
   type EventRecord,
   type EventRegister,
   type Lease,
@@ -86,8 +87,11 @@ export class SqliteRegister implements EventRegister {
   }
 
   /** After the commit, never inside the transaction: a woken waiter must find the change. */
-  #changed(kind: RegisterChange["kind"], record: EventRecord): void {
-    const change = { kind, sender: record.sender, eventId: record.eventId, status: record.status };
+  #changed(kind: EventChange["kind"], record: EventRecord): void {
+    this.#tell({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
+  }
+
+  #tell(change: RegisterChange): void {
     for (const listener of this.#watchers) listener(change);
   }
 
@@ -153,7 +157,9 @@ export class SqliteRegister implements EventRegister {
   }
 
   async bringForwardRetries(now: number): Promise<number> {
-    return this.#write(() => this.#sql.bringForward.run({ now }).changes);
+    const count = await this.#write(() => this.#sql.bringForward.run({ now }).changes);
+    if (count > 0) this.#tell({ kind: "rescheduled", count });
+    return count;
   }
 
   async replay(request: ReplayRequest): Promise<ReplayResult> {
