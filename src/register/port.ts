@@ -74,7 +74,19 @@ export interface EventRegister {
   /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
   ping(): Promise<void>;
 
+  /** The rate limit's counter shared by every instance, where the backend has one (PostgreSQL). */
+  readonly hitCounter?: HitCounter;
+
   close(): Promise<void>;
+}
+
+/**
+ * Hits per key in fixed windows, counted where every instance sees them: the
+ * senders' rate limit across instances. Only a register on a shared server
+ * offers one; without it each process counts alone.
+ */
+export interface HitCounter {
+  hit(key: string, windowMs: number): Promise<{ hits: number; resetInMs: number }>;
 }
 
 /** A committed change, as `watch` reports it. */

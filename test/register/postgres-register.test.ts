@@ -1,4 +1,3 @@
-import { createServer, type Server, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
@@ -7,6 +6,7 @@ import { type RegisterChange, StorageUnavailableError } from "../../src/register
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { changedEventId, describeChange, reserveRequest, T0 } from "../support/records.ts";
+import { freePort, tcpProxy } from "../support/tcp-proxy.ts";
 
 /**
  * What only the PostgreSQL backend has: migrations under an advisory lock,
@@ -70,12 +70,16 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
   it("applies its migrations once when several instances start at once, and records them", async () => {
     await Promise.all(Array.from({ length: 5 }, () => open()));
     const recorded = await db.sql`SELECT version, name FROM register_migrations ORDER BY version`;
-    expect(recorded).toEqual([{ version: 1, name: "0001_register" }]);
+    expect(recorded).toEqual([
+      { version: 1, name: "0001_register" },
+      { version: 2, name: "0002_rate_limit" },
+    ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([
       "delivery_attempts",
       "event_replays",
       "inbound_events",
+      "rate_limit_windows",
       "register_migrations",
     ]);
   });
@@ -177,49 +181,3 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     ).rejects.toBeInstanceOf(StorageUnavailableError);
   });
 });
-
-/** A TCP relay to the server that the test can cut (refusing and dropping connections) and restore. */
-async function tcpProxy(target: URL): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  const port = await freePort();
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = new Socket();
-        upstream.connect(Number(target.port || 5432), target.hostname);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on("close", () => sockets.delete(s));
-          s.on("error", () => {});
-        }
-        client.pipe(upstream).pipe(client);
-        client.on("close", () => upstream.destroy());
-        upstream.on("close", () => client.destroy());
-      });
-      server.listen(port, "127.0.0.1", () => resolve());
-    });
-  await listen();
-  const url = new URL(target.toString());
-  url.hostname = "127.0.0.1";
-  url.port = String(port);
-  return {
-    url: url.toString(),
-    cut: async () => {
-      const closing = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-      for (const s of sockets) s.destroy();
-      await closing;
-      server = undefined;
-    },
-    restore: listen,
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}

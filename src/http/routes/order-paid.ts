@@ -14,6 +14,7 @@ import { attemptView, statusView } from "../../views/event-views.ts";
 import { answerFor, JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
+import { sharedRateLimitStore } from "../shared-rate-limit-store.ts";
 import {
   EVENT_PATH,
   getOrderPaidStatusSchema,
@@ -66,6 +67,11 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
       timeWindow: options.rateLimit.windowMs,
       hook: "preParsing",
       keyGenerator: (request) => request.sender,
+      // Shared across instances when the register has a counter for it (PostgreSQL). If that
+      // counter cannot be reached, the register itself cannot record either and answers 503:
+      // the limit steps aside rather than turning an outage into 500s.
+      ...(register.hitCounter === undefined ? {} : { store: sharedRateLimitStore(register.hitCounter) }),
+      skipOnError: true,
       errorResponseBuilder: (request, context) =>
         new GatewayProblem(
           "GW_ERR_RATE_LIMITED",

@@ -10,6 +10,7 @@ import {
   type EventChange,
   type EventRecord,
   type EventRegister,
+  type HitCounter,
   type Lease,
   type ListFilter,
   type PageCursor,
@@ -261,6 +262,13 @@ export class PostgresRegister implements EventRegister {
     const rows = await storage(() => this.#sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`);
     return { synchronousCommit: rows[0]?.synchronous_commit ?? "unknown" };
   }
+
+  readonly hitCounter: HitCounter = {
+    hit: async (key, windowMs) => {
+      const { hits, reset_in } = await storage(() => q.countHit(this.#sql, key, windowMs));
+      return { hits, resetInMs: reset_in };
+    },
+  };
 
   /** Whether other instances' changes reach this one's watchers now. */
   get listening(): boolean {

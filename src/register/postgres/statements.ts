@@ -325,3 +325,24 @@ function withoutNotified(row: (EventRow & { notified?: unknown }) | undefined): 
   const { notified: _, ...event } = row;
   return event;
 }
+
+/**
+ * One hit in `key`'s fixed window of `windowMs`, windows aligned on the
+ * database's clock so that every instance counts into the same one; returns
+ * the hits so far and the milliseconds until the window ends.
+ */
+export async function countHit(db: Db, key: string, windowMs: number): Promise<{ hits: number; reset_in: number }> {
+  const rows = await db<{ hits: number; reset_in: number }[]>`
+    WITH clock AS (SELECT (extract(epoch FROM now()) * 1000)::bigint AS now),
+    counted AS (
+      INSERT INTO rate_limit_windows AS r (key, window_start, hits)
+      SELECT ${key}, now - now % ${windowMs}::bigint, 1 FROM clock
+      ON CONFLICT (key) DO UPDATE
+         SET hits = CASE WHEN r.window_start = excluded.window_start THEN r.hits + 1 ELSE 1 END,
+             window_start = excluded.window_start
+      RETURNING hits, window_start)
+    SELECT hits, (window_start + ${windowMs}::bigint - clock.now)::integer AS reset_in FROM counted, clock`;
+  const row = rows[0];
+  if (row === undefined) throw new Error("the hit counter returned no row");
+  return row;
+}

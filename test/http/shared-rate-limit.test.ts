@@ -1,0 +1,95 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { migrateDatabase } from "../../src/register/postgres/migrate.ts";
+import { orderPaidEvent } from "../support/events.ts";
+import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { postEvent } from "../support/http.ts";
+import { postgresForTests, type TestDatabase, truncateRegister } from "../support/postgres.ts";
+import { tcpProxy } from "../support/tcp-proxy.ts";
+
+/**
+ * The issue: "With PostgreSQL, make it shared across instances … Users would
+ * expect shared." A sender's RATE_LIMIT_MAX holds for the sender however a
+ * load balancer spreads its requests, counted in one window on the database.
+ */
+const pg = postgresForTests();
+const SHOP_A = "token-of-shop-a-0123456789";
+const SHOP_B = "token-of-shop-b-0123456789";
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL database", () => {
+  let db: TestDatabase;
+  let onec: OnecEmulator;
+  const gateways: TestGateway[] = [];
+
+  async function gateway(max: number, databaseUrl = db.url): Promise<TestGateway> {
+    const started = await startTestGateway({
+      ONEC_URL: onec.url,
+      DATABASE_URL: databaseUrl,
+      SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
+      ALLOW_ANONYMOUS: "false",
+      RATE_LIMIT_MAX: String(max),
+      RATE_LIMIT_WINDOW_MS: "60000",
+      SYNC_WAIT_MS: "0",
+      DELIVERER: "off",
+    });
+    gateways.push(started);
+    return started;
+  }
+
+  beforeAll(async () => {
+    onec = await startOnecEmulator();
+    const created = await pg.database();
+    if (created === undefined) return;
+    db = created;
+    await migrateDatabase(db.url);
+  });
+  beforeEach(async () => {
+    pg.require();
+    await truncateRegister(db.sql);
+    await db.sql`TRUNCATE rate_limit_windows`;
+  });
+  afterEach(async () => {
+    await Promise.all(gateways.splice(0).map((g) => g.close()));
+  });
+  afterAll(async () => {
+    await db?.drop();
+    await onec?.close();
+  });
+
+  it("counts a sender's requests to every instance into one limit, atomically under 50 at once", async () => {
+    const instances = [await gateway(20), await gateway(20), await gateway(20)];
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        postEvent((instances[i % 3] as TestGateway).url, orderPaidEvent(), bearer(SHOP_A)),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(30);
+    expect(statuses.filter((status) => status === 202)).toHaveLength(20);
+    // Every instance refuses once the sender's shared window is spent; another sender is untouched.
+    for (const instance of instances) {
+      const refused = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
+      expect(refused.status).toBe(429);
+      expect(refused.headers["x-ratelimit-limit"]).toBe("20");
+      expect(refused.headers["x-ratelimit-remaining"]).toBe("0");
+      const retryAfter = Number(refused.headers["retry-after"]);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.json()).toMatchObject({ type: "/integration/v1/problems/rate-limited", retryable: true });
+    }
+    expect((await postEvent((instances[0] as TestGateway).url, orderPaidEvent(), bearer(SHOP_B))).status).toBe(202);
+  });
+
+  it("steps aside while the database is unreachable: the answer is the register's 503, never a 500", async () => {
+    const proxy = await tcpProxy(new URL(db.url));
+    const instance = await gateway(5, proxy.url);
+    expect((await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+    await proxy.cut();
+    const during = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
+    expect(during.status).toBe(503);
+    expect(Number(during.headers["retry-after"])).toBeGreaterThan(0);
+    await proxy.restore();
+    expect((await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+  });
+});
