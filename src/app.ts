@@ -26,6 +26,8 @@ export interface AppDeps {
   /** The admin routes exist only when this is set. */
   adminToken: string | undefined;
   senders: readonly SenderEntry[];
+  /** True from SIGTERM until the server stops listening (SHUTDOWN_DELAY_MS): /readyz says 503. */
+  draining?: () => boolean;
   rateLimit: { max: number; windowMs: number };
   metrics: GatewayMetrics;
   logger: Logger;
@@ -86,7 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Before the routes: it collects them as they are added, and /openapi.json is made from them.
   app.register(swagger, openApiOptions());
-  app.register(healthRoutes, { register: deps.register });
+  app.register(healthRoutes, { register: deps.register, draining: deps.draining ?? (() => false) });
   app.register(docsRoutes);
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, {

@@ -93,6 +93,8 @@ export interface Gateway extends DeliveryStack {
   app: FastifyInstance;
   acceptor: OrderPaidAcceptor;
   metrics: GatewayMetrics;
+  /** From now on /readyz answers 503 while everything else is served as before; close() follows. */
+  drain(): void;
 }
 
 /** Counts what the deliverer does; reads the backlog from the register when scraped. */
@@ -137,7 +139,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     now,
     ...(deliverer === undefined ? {} : { deliveryActive: () => deliverer.delivering }),
   });
+  let draining = false;
   const app = buildApp({
+    draining: () => draining,
     acceptor,
     register: stack.register,
     logger,
@@ -161,5 +165,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     closing ??= Promise.all([app.close(), purger.stop()]).then(stack.close);
     return closing;
   };
-  return { ...stack, app, acceptor, metrics, close };
+  const drain = () => {
+    draining = true;
+  };
+  return { ...stack, app, acceptor, metrics, drain, close };
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import closeWithGrace from "close-with-grace";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
 import { createGateway } from "./gateway.ts";
@@ -9,9 +10,17 @@ async function main(): Promise<void> {
   const config = await orExit(() => loadConfig(process.env));
   const logger = createLogger(config.logLevel);
   const gateway = await orExit(() => createGateway(config, logger));
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, "stopping after an unexpected error");
-    else logger.info({ signal }, "stopping");
+  // The delay bounds the whole stop: the drain, then 10 s for calls in flight to finish.
+  closeWithGrace({ delay: config.shutdownDelayMs + 10_000 }, async ({ signal, err }) => {
+    if (err) {
+      logger.error({ err }, "stopping after an unexpected error");
+    } else if (config.shutdownDelayMs > 0) {
+      logger.info({ signal, drain_ms: config.shutdownDelayMs }, "stopping: not ready, serving until the drain ends");
+      gateway.drain();
+      await sleep(config.shutdownDelayMs);
+    } else {
+      logger.info({ signal }, "stopping");
+    }
     await gateway.close();
   });
   await gateway.app.listen({ port: config.port, host: config.host });

@@ -55,6 +55,12 @@ export interface GatewayConfig {
   /** Finished events older than this (since they finished) are purged; pending ones never are. */
   readonly retentionMs: number;
   readonly purgeIntervalMs: number;
+  /**
+   * After SIGTERM, how long /readyz answers 503 while every request is still
+   * served, before the server stops listening: a load balancer's health
+   * checks take the instance out first, so a rolling restart sends no client a 503.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -116,6 +122,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     // replay a FAILED_FINAL one: 30 days by default, never under a day.
     retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 3650) * 3_600_000,
     purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
+    shutdownDelayMs: integer(env, "SHUTDOWN_DELAY_MS", 0, 0, 120_000),
   });
 }
 

@@ -6,6 +6,8 @@ import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
 
 export interface HealthRoutesOptions {
   register: EventRegister;
+  /** SIGTERM came and the server is about to stop (SHUTDOWN_DELAY_MS): not ready, though still serving. */
+  draining: () => boolean;
 }
 
 const healthSchema = {
@@ -31,13 +33,23 @@ const readinessSchema = {
 
 /**
  * /healthz: the process serves (for a restart policy). /readyz: it can accept
- * events now, the register writable (for a balancer). While stopping, both
- * get the shutting-down 503 from the app's onRequest hook.
+ * events now, the register writable (for a balancer). While draining, /readyz
+ * alone says 503 so the balancer moves traffic away; once closing, every
+ * route gets the shutting-down 503 from the app's onRequest hook.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get("/healthz", { schema: healthSchema }, async () => ({ status: "ok" }));
 
   app.get("/readyz", { schema: readinessSchema }, async (request, reply) => {
+    if (options.draining()) {
+      return sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_SHUTTING_DOWN", request.id, {
+          detail: "the gateway is stopping: send new requests to another instance",
+          retryAfterSeconds: 1,
+        }),
+      );
+    }
     try {
       await options.register.ping();
       return { status: "ready" };
