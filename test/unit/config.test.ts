@@ -71,3 +71,11 @@ describe("DATABASE_CLOCK (README: the database's clock unless set to node)", () 
     expect(() => loadConfig({ ...base, DATABASE_CLOCK: "utc" })).toThrow(/DATABASE_CLOCK/);
   });
 });
+
+describe("SHUTDOWN_DELAY_MS (README: 0 by default)", () => {
+  it("is 0 unless set, and takes milliseconds up to two minutes", () => {
+    expect(loadConfig(base).shutdownDelayMs).toBe(0);
+    expect(loadConfig({ ...base, SHUTDOWN_DELAY_MS: "10000" }).shutdownDelayMs).toBe(10_000);
+    expect(() => loadConfig({ ...base, SHUTDOWN_DELAY_MS: "-1" })).toThrow(/SHUTDOWN_DELAY_MS/);
+  });
+});
