@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
+import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { correlationIdOf } from "./http/correlation.ts";
@@ -23,8 +24,10 @@ import type { EventRegister } from "./register/port.ts";
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
   register: EventRegister;
-  /** The admin routes exist only when this is set. */
+  /** The admin routes exist only when this or `operators` is set. */
   adminToken: string | undefined;
+  /** Everyone allowed on the admin routes (config.operators: OPERATORS_FILE and ADMIN_TOKEN); ADMIN_TOKEN alone when absent. */
+  operators?: readonly OperatorEntry[];
   senders: readonly SenderEntry[];
   /** True from SIGTERM until the server stops listening (SHUTDOWN_DELAY_MS): /readyz says 503. */
   draining?: () => boolean;
@@ -100,9 +103,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics: deps.metrics,
   });
   app.register(metricsRoutes, { metrics: deps.metrics });
-  if (deps.adminToken !== undefined) {
-    const { adminToken } = deps;
-    app.register(adminRoutes, { register: deps.register, adminToken, now: deps.now });
-  }
+  const operators =
+    deps.operators ?? configuredOperators({ file: undefined, adminToken: deps.adminToken, senders: deps.senders });
+  if (operators.length > 0) app.register(adminRoutes, { register: deps.register, operators, now: deps.now });
   return app;
 }

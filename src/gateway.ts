@@ -148,6 +148,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
+    operators: config.operators,
     senders: config.senders,
     rateLimit: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
     metrics,

@@ -1,4 +1,5 @@
 import { type RegisterLocation, registerLocation } from "./database-url.ts";
+import { configuredOperators, OperatorConfigError, type OperatorEntry } from "./operators.ts";
 import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
 import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
@@ -46,6 +47,11 @@ export interface GatewayConfig {
   readonly deliverer: boolean;
   /** Bearer token for the admin routes; they are off when unset. */
   readonly adminToken: string | undefined;
+  /**
+   * Everyone allowed on the admin routes and the CLI's replays, with a role:
+   * OPERATORS_FILE's people, and ADMIN_TOKEN as the admin named "admin". Empty: the admin routes are off.
+   */
+  readonly operators: readonly OperatorEntry[];
   /** Who may send events; empty means anonymous traffic, allowed only with allowAnonymous. */
   readonly senders: readonly SenderEntry[];
   readonly allowAnonymous: boolean;
@@ -86,6 +92,8 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     );
   }
   const onecMaxConcurrency = integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256);
+  const senderEntries = senders(env);
+  const admin = adminToken(text(env, "ADMIN_TOKEN"));
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
     host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
@@ -111,8 +119,9 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 1000, 10, 3_600_000),
     breakerMaxCooldownMs: integer(env, "BREAKER_MAX_COOLDOWN_MS", 3000, 10, 3_600_000),
     deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
-    adminToken: adminToken(text(env, "ADMIN_TOKEN")),
-    senders: senders(env),
+    adminToken: admin,
+    operators: operators(text(env, "OPERATORS_FILE"), admin, senderEntries),
+    senders: senderEntries,
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
     rateLimitMax: integer(env, "RATE_LIMIT_MAX", 600, 0, 1_000_000),
     rateLimitWindowMs: integer(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000, 3_600_000),
@@ -136,6 +145,19 @@ function senders(env: Env): readonly SenderEntry[] {
     ]);
   } catch (error) {
     if (error instanceof SenderConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function operators(
+  file: string | undefined,
+  adminToken: string | undefined,
+  senders: readonly SenderEntry[],
+): readonly OperatorEntry[] {
+  try {
+    return configuredOperators({ file, adminToken, senders });
+  } catch (error) {
+    if (error instanceof OperatorConfigError) throw new ConfigError(error.message);
     throw error;
   }
 }

@@ -11,11 +11,12 @@ import {
   statusOption,
   timeOption,
 } from "../args.ts";
-import { type Command, UsageError } from "../context.ts";
+import { type CliContext, type Command, UsageError } from "../context.ts";
 import { withRegister } from "../open-register.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./list.ts";
 import { type BulkReplayOptions, replayBulk } from "./replay-bulk.ts";
 import { type ReplayEventOptions, replayOneCommand } from "./replay-event.ts";
+import { replaySigner, TOKEN_VARIABLE } from "./replay-identity.ts";
 
 const DEFAULT_RATE = 5;
 const BULK_ONLY = ["since", "until", "limit", "rate", "dry-run"] as const;
@@ -23,6 +24,7 @@ const BULK_ONLY = ["since", "until", "limit", "rate", "dry-run"] as const;
 const OPTIONS = {
   reason: { type: "string" },
   by: { type: "string" },
+  "token-file": { type: "string" },
   sender: { type: "string" },
   force: { type: "boolean", default: false },
   status: { type: "string" },
@@ -37,17 +39,23 @@ export const replayCommand: Command = {
   name: "replay",
   synopsis: 'replay <event_id> --reason "…"',
   summary: "send an event to 1C again (--status …: in bulk, throttled)",
-  help: `Usage: gateway replay <event_id> --reason "…" [--force] [--by NAME]
+  help: `Usage: gateway replay <event_id> --reason "…" [--force] [--token-file FILE | --by NAME]
        gateway replay --status <STATUS> --reason "…" [--since ISO] [--until ISO]
-                      [--limit N] [--rate N] [--force] [--by NAME] [--dry-run]
+                      [--limit N] [--rate N] [--force] [--token-file FILE | --by NAME] [--dry-run]
 
 Puts events back to PROCESSING with a fresh attempt budget and records who
 asked and why (table event_replays). A running gateway or \`gateway worker\`
 delivers them at its next poll (DELIVERY_POLL_MS, default 1 s).
 
+Who asks: when OPERATORS_FILE is set, your own token from it, in ${TOKEN_VARIABLE}
+or in the file --token-file names; the replay is recorded under your name
+there, and a viewer's token is refused (exit 1). Without OPERATORS_FILE:
+--by NAME, or user@host. A --dry-run needs no token.
+
 Options:
   --reason TEXT     why, for the audit trail (required, up to 500 characters)
-  --by NAME         who asks (default: user@host)
+  --token-file FILE a file holding your token (instead of ${TOKEN_VARIABLE})
+  --by NAME         who asks, without OPERATORS_FILE (default: user@host)
   --sender ID       whose event, when several senders used the id (bulk: only this sender's)
   --force           replay SUCCEEDED events too: the same bytes go to 1C again,
                     and 1C answers with the order it already has
@@ -66,17 +74,21 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
   async run(argv, context) {
     const parsed = parsing(() => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true }));
     if (parsed.values.status === undefined) {
-      const options = oneEventOptions(parsed);
+      const options = oneEventOptions(parsed, context.env);
       return withRegister(context.env, (register) => replayOneCommand(options, register, context));
     }
-    const options = bulkOptions(parsed);
+    const options = bulkOptions(parsed, context.env);
     return withRegister(context.env, (register) => replayBulk(options, register, context));
   },
 };
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
 
-function oneEventOptions({ values, positionals }: Parsed): ReplayEventOptions {
+function identity(values: Parsed["values"]) {
+  return { by: values.by, tokenFile: values["token-file"] };
+}
+
+function oneEventOptions({ values, positionals }: Parsed, env: CliContext["env"]): ReplayEventOptions {
   if (positionals.length === 0) throw new UsageError("give an <event_id>, or --status STATUS for bulk replay");
   const bulkFlag = BULK_ONLY.find((flag) => values[flag] !== undefined && values[flag] !== false);
   if (bulkFlag !== undefined) throw new UsageError(`--${bulkFlag} applies to bulk replay (--status) only`);
@@ -84,27 +96,30 @@ function oneEventOptions({ values, positionals }: Parsed): ReplayEventOptions {
     eventId: onePositional(positionals, "event_id"),
     sender: senderOption(values.sender),
     reason: reasonOption(values.reason),
-    requestedBy: requestedByOption(values.by),
+    requestedBy: replaySigner(identity(values), "events.replay", env),
     force: values.force,
   };
 }
 
-function bulkOptions({ values, positionals }: Parsed): BulkReplayOptions {
+function bulkOptions({ values, positionals }: Parsed, env: CliContext["env"]): BulkReplayOptions {
   if (positionals.length > 0) throw new UsageError("give either an <event_id> or --status, not both");
-  const options: BulkReplayOptions = {
-    status: statusOption(values.status),
+  const status = statusOption(values.status);
+  if (status === EventStatus.SUCCEEDED && !values.force) {
+    throw new UsageError("replaying SUCCEEDED events sends them to 1C again: add --force if that is what you want");
+  }
+  return {
+    status,
     sender: senderOption(values.sender),
     since: timeOption("since", values.since),
     until: timeOption("until", values.until),
     limit: integerOption("limit", values.limit, DEFAULT_LIMIT, 1, MAX_LIMIT),
     rate: rateOption(values.rate, DEFAULT_RATE),
     reason: reasonOption(values.reason),
-    requestedBy: requestedByOption(values.by),
+    // A dry run changes nothing, so it needs no one's token.
+    requestedBy: values["dry-run"]
+      ? requestedByOption(values.by)
+      : replaySigner(identity(values), "events.replay-bulk", env),
     force: values.force,
     dryRun: values["dry-run"],
   };
-  if (options.status === EventStatus.SUCCEEDED && !options.force) {
-    throw new UsageError("replaying SUCCEEDED events sends them to 1C again: add --force if that is what you want");
-  }
-  return options;
 }

@@ -1,4 +1,5 @@
 import { Type } from "typebox";
+import { type Action, rolesAllowed } from "../../operations/authorization.ts";
 import { REPLAY_REASON_MAX, REQUESTED_BY_MAX } from "../../operations/replay-event.ts";
 import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
 import { EXAMPLES } from "../schemas/examples.ts";
@@ -11,7 +12,27 @@ import { CorrelationHeaders, EventIdParams } from "./order-paid-schemas.ts";
  * types from them, and the document shows them.
  */
 
-const ADMIN_SECURITY = [{ adminBearer: [] }];
+/** What each admin route does: its guard (admin.ts) and its documented security both come from here. */
+export const ADMIN_ACTIONS = {
+  listEvents: "events.read",
+  getEvent: "events.read",
+  replayEvent: "events.replay",
+} as const satisfies Record<string, Action>;
+
+/**
+ * A route's security requirement, made from the authorization policy so the
+ * document cannot drift from it: OpenAPI 3.1 lets a bearer requirement list
+ * the roles it needs, and these are the roles that may call the route.
+ */
+function securityFor(action: Action) {
+  return [{ adminBearer: rolesAllowed(action) }];
+}
+
+/** What the route's description says about who may call it. */
+function whoMay(action: Action): string {
+  return ` Roles: ${rolesAllowed(action).join(", ")} (a bearer token from OPERATORS_FILE, or ADMIN_TOKEN as admin); no token 401 \`unauthorized\`, a token that is nobody's (a sender's included) 403 \`forbidden\`, a role without this right 403 \`forbidden\`.`;
+}
+
 const senderId = { pattern: "^[A-Za-z0-9._-]{1,64}$" };
 
 export const SenderQuery = Type.Object(
@@ -58,12 +79,20 @@ export const ReplayBody = Type.Object(
   {
     reason: Type.String({ minLength: 1, maxLength: REPLAY_REASON_MAX }),
     force: Type.Optional(Type.Boolean()),
-    requested_by: Type.Optional(Type.String({ minLength: 1, maxLength: REQUESTED_BY_MAX })),
+    requested_by: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: REQUESTED_BY_MAX,
+        deprecated: true,
+        description:
+          "Ignored: the replay is recorded under the name the bearer token belongs to (OPERATORS_FILE's `name`, or `admin` for ADMIN_TOKEN). Accepted so that older scripts keep working.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: "Why, and who asks.",
-    examples: [{ reason: "article MUG-010 added in 1C", requested_by: "anna", force: false }],
+    description: "Why. Who asks is the bearer token's owner.",
+    examples: [{ reason: "article MUG-010 added in 1C", force: false }],
   },
 );
 
@@ -78,10 +107,9 @@ const LOOK_UP = [
 export const listEventsSchema = {
   operationId: "listEvents",
   tags: ["admin"],
-  security: ADMIN_SECURITY,
+  security: securityFor(ADMIN_ACTIONS.listEvents),
   summary: "List events",
-  description:
-    "Events across senders, newest received first, a page at a time: pass `next_cursor` as `cursor` until it is null. An unknown or malformed query parameter is 400 `bad-request`.",
+  description: `Events across senders, newest received first, a page at a time: pass \`next_cursor\` as \`cursor\` until it is null. An unknown or malformed query parameter is 400 \`bad-request\`.${whoMay(ADMIN_ACTIONS.listEvents)}`,
   querystring: ListQuery,
   response: answers(
     {
@@ -97,10 +125,9 @@ export const listEventsSchema = {
 export const getEventSchema = {
   operationId: "getEvent",
   tags: ["admin"],
-  security: ADMIN_SECURITY,
+  security: securityFor(ADMIN_ACTIONS.getEvent),
   summary: "One event, any sender",
-  description:
-    "Everything about one event: its status, sender, body, recorded answer, attempts and replays. Support staff know an event by its id alone; when several senders used it, the answer is 409 `ambiguous-event-id` and `sender` picks one.",
+  description: `Everything about one event: its status, sender, body, recorded answer, attempts and replays. Support staff know an event by its id alone; when several senders used it, the answer is 409 \`ambiguous-event-id\` and \`sender\` picks one. This is the status URL for 1C administrators: a viewer polls it for any sender's event. The body's e-mail addresses and phone numbers are masked unless the role is ${rolesAllowed("personal-data.read").join(" or ")}.${whoMay(ADMIN_ACTIONS.getEvent)}`,
   params: EventIdParams,
   querystring: SenderQuery,
   response: answers(
@@ -114,10 +141,9 @@ export const getEventSchema = {
 export const replayEventSchema = {
   operationId: "replayEvent",
   tags: ["admin"],
-  security: ADMIN_SECURITY,
+  security: securityFor(ADMIN_ACTIONS.replayEvent),
   summary: "Replay an event to 1C",
-  description:
-    "Found as for `GET /integration/v1/admin/events/{event_id}`. Puts a FAILED_FINAL or waiting event back to PROCESSING with a fresh attempt budget, keeps its history and status URL, and records who asked, when and why. A SUCCEEDED event is refused (409 `replay-refused`) unless `force` is true: then the same bytes go to 1C with the same Idempotency-Key, and 1C answers with the order it already has. An event with an attempt running is refused (409).",
+  description: `Found as for \`GET /integration/v1/admin/events/{event_id}\`. Puts a FAILED_FINAL or waiting event back to PROCESSING with a fresh attempt budget, keeps its history and status URL, and records who asked (the token's owner), when and why. A SUCCEEDED event is refused (409 \`replay-refused\`) unless \`force\` is true: then the same bytes go to 1C with the same Idempotency-Key, and 1C answers with the order it already has. An event with an attempt running is refused (409).${whoMay(ADMIN_ACTIONS.replayEvent)}`,
   params: EventIdParams,
   querystring: SenderQuery,
   headers: CorrelationHeaders,

@@ -1,49 +1,43 @@
-import { timingSafeEqual } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
+import type { OperatorEntry } from "../../config/operators.ts";
 import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
+import { allowed } from "../../operations/authorization.ts";
 import { lookUpEvent } from "../../operations/look-up-event.ts";
 import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
+import { maskPersonalData } from "../../views/mask-personal-data.ts";
+import { authenticateOperators, principalOfRequest, requireAction } from "../admin-auth.ts";
 import { JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
-import { bearerToken } from "../sender-auth.ts";
-import { getEventSchema, listEventsSchema, replayEventSchema, type SenderQuery } from "./admin-schemas.ts";
+import {
+  ADMIN_ACTIONS,
+  getEventSchema,
+  listEventsSchema,
+  replayEventSchema,
+  type SenderQuery,
+} from "./admin-schemas.ts";
 
 export const ADMIN_PATH = "/integration/v1/admin";
 
 export interface AdminRoutesOptions {
   register: EventRegister;
-  adminToken: string;
+  /** Everyone who may call these routes, each with a role (OPERATORS_FILE and ADMIN_TOKEN). */
+  operators: readonly OperatorEntry[];
   now: () => number;
 }
 
-/** Support staff's routes. Registered only when ADMIN_TOKEN is set. */
+/** Support staff's and 1C administrators' routes. Registered only when someone may use them. */
 export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   const { register, now } = options;
-  const expected = Buffer.from(options.adminToken, "utf8");
-
-  app.addHook("onRequest", async (request, reply) => {
-    const token = bearerToken(request);
-    if (token === undefined) {
-      reply.header("www-authenticate", 'Bearer realm="gateway-admin"');
-      return sendAnswer(
-        reply,
-        problemAnswer("GW_ERR_UNAUTHORIZED", request.id, { detail: "send Authorization: Bearer <ADMIN_TOKEN>" }),
-      );
-    }
-    const given = Buffer.from(token, "utf8");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      return sendAnswer(reply, problemAnswer("GW_ERR_FORBIDDEN", request.id, { detail: "the token is not valid" }));
-    }
-  });
+  authenticateOperators(app, options.operators);
 
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-
-  routes.get(`${ADMIN_PATH}/events`, { schema: listEventsSchema }, async (request, reply) => {
+  const list = { schema: listEventsSchema, onRequest: requireAction(ADMIN_ACTIONS.listEvents) };
+  routes.get(`${ADMIN_PATH}/events`, list, async (request, reply) => {
     const { status, sender, since, until, cursor } = request.query;
     const limit = Number(request.query.limit ?? 50);
     const before = cursor === undefined ? undefined : decodeCursor(cursor);
@@ -66,18 +60,21 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
   });
 
-  routes.get(`${ADMIN_PATH}/events/:event_id`, { schema: getEventSchema }, async (request, reply) => {
+  const getOne = { schema: getEventSchema, onRequest: requireAction(ADMIN_ACTIONS.getEvent) };
+  routes.get(`${ADMIN_PATH}/events/:event_id`, getOne, async (request, reply) => {
     const record = await resolveEvent(request, reply, register);
     if (record === undefined) return reply;
     const [attempts, replays] = await Promise.all([
       register.listAttempts(record.sender, record.eventId),
       register.listReplays(record.sender, record.eventId),
     ]);
+    // Viewers match events to orders; reaching the customer is support's business, not theirs.
+    const body = JSON.parse(record.body) as unknown;
     const detail = {
       sender: record.sender,
       ...statusView(record),
       status_url: statusUrl(record.eventId),
-      body: JSON.parse(record.body) as unknown,
+      body: allowed(principalOfRequest(request).role, "personal-data.read") ? body : maskPersonalData(body),
       fingerprint: record.fingerprint,
       policy_version: record.policyVersion,
       lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
@@ -88,13 +85,20 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(detail));
   });
 
-  routes.post(`${ADMIN_PATH}/events/:event_id/replay`, { schema: replayEventSchema }, async (request, reply) => {
+  const replay = { schema: replayEventSchema, onRequest: requireAction(ADMIN_ACTIONS.replayEvent) };
+  routes.post(`${ADMIN_PATH}/events/:event_id/replay`, replay, async (request, reply) => {
     const eventId = request.params.event_id;
     if (!isValidEventId(eventId)) return notFound(request, reply, eventId);
+    // The audit names whoever the token belongs to: a name in the body cannot stand in for it.
+    const requestedBy = principalOfRequest(request).name;
+    const claimed = request.body.requested_by;
+    if (claimed !== undefined && claimed !== requestedBy) {
+      request.log.warn({ event_id: eventId, requested_by: requestedBy, claimed }, "requested_by in the body ignored");
+    }
     const outcome = await replayEvent(register, {
       eventId,
       sender: request.query.sender,
-      requestedBy: request.body.requested_by ?? "admin-api",
+      requestedBy,
       reason: request.body.reason,
       force: request.body.force ?? false,
       now: now(),
@@ -127,7 +131,7 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
         event_id: eventId,
         sender: record.sender,
         from_status: outcome.fromStatus,
-        requested_by: request.body.requested_by,
+        requested_by: requestedBy,
         reason: request.body.reason,
       },
       "event replayed",
