@@ -1,5 +1,7 @@
 import { ConfigError } from "../config/load-config.ts";
 import { StorageUnavailableError } from "../register/port.ts";
+import { exportCommand } from "./commands/export.ts";
+import { importCommand } from "./commands/import.ts";
 import { listCommand } from "./commands/list.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { probeCommand } from "./commands/probe.ts";
@@ -17,6 +19,8 @@ const COMMANDS: readonly Command[] = [
   probeCommand,
   purgeCommand,
   migrateCommand,
+  exportCommand,
+  importCommand,
 ];
 
 export const USAGE = `Usage: gateway <command> [options]

@@ -78,6 +78,16 @@ export interface EventRegister {
   readonly hitCounter?: HitCounter;
 
   close(): Promise<void>;
+
+  /**
+   * Writes one event as another register held it (`gateway import`): its row,
+   * attempts and replays, in one transaction, so a failure leaves nothing of
+   * it. An event already recorded under (sender, eventId) is left as it is:
+   * "present". The lease is not carried over (its holder worked on the old
+   * register), so a pending event can be claimed as soon as it is due; its
+   * fencing token is, so every later claim's token is higher than any before.
+   */
+  importEvent(snapshot: EventSnapshot): Promise<"imported" | "present">;
 }
 
 /**
@@ -265,4 +275,13 @@ export interface EventRecord {
 export class StorageUnavailableError extends Error {
   override readonly name = "StorageUnavailableError";
   readonly code = "GW_ERR_STORAGE_UNAVAILABLE";
+}
+
+/** Everything the register holds about one event: what `gateway export` writes and `importEvent` takes. */
+export interface EventSnapshot {
+  record: EventRecord;
+  /** By lease token, as listAttempts returns them. */
+  attempts: AttemptRecord[];
+  /** In the order they were requested, as listReplays returns them. */
+  replays: ReplayRecord[];
 }

@@ -115,3 +115,32 @@ export function toReplay(row: ReplayRow): ReplayRecord {
     requestedAt: row.requested_at,
   };
 }
+
+/** The other way: a record as the row it came from (for `gateway export`, which writes rows). */
+export function toRow(record: EventRecord): EventRow {
+  return {
+    sender: record.sender,
+    event_id: record.eventId,
+    fingerprint: record.fingerprint,
+    policy_version: record.policyVersion,
+    status: record.status,
+    correlation_id: record.correlationId,
+    body: record.body,
+    response_status: record.response?.status ?? null,
+    response_body: record.response?.body ?? null,
+    order_id: record.order?.id ?? null,
+    order_number: record.order?.number ?? null,
+    last_error: record.lastError,
+    last_error_class: record.lastErrorClass,
+    attempts: record.attempts,
+    finished_attempts: record.finishedAttempts,
+    round_attempts: record.roundAttempts,
+    round_started_at: record.roundStartedAt,
+    lease_owner: record.leaseOwner,
+    lease_token: record.leaseToken,
+    lease_until: record.leaseUntil,
+    next_attempt_at: record.nextAttemptAt,
+    received_at: record.receivedAt,
+    updated_at: record.updatedAt,
+  };
+}

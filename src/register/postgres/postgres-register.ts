@@ -10,6 +10,7 @@ import {
   type EventChange,
   type EventRecord,
   type EventRegister,
+  type EventSnapshot,
   type HitCounter,
   type Lease,
   type ListFilter,
@@ -26,6 +27,7 @@ import {
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { ChangeFeed } from "./change-feed.ts";
+import { importSnapshot } from "./import-events.ts";
 import { migrate } from "./migrate.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
@@ -282,5 +284,15 @@ export class PostgresRegister implements EventRegister {
       await this.#sql.end({ timeout: 2 });
     })();
     return this.#closing;
+  }
+
+  async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
+    const row = await storage(() => importSnapshot(this.#sql, snapshot));
+    if (row === undefined) return "present";
+    // This instance's watchers only: other instances' deliverers find it at their next poll.
+    if (row.status === EventStatus.PROCESSING || row.status === EventStatus.FAILED_RETRYABLE) {
+      this.#changed("recorded", toRecord(row));
+    }
+    return "imported";
   }
 }

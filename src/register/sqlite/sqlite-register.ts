@@ -11,6 +11,7 @@ import {
   type EventChange,
   type EventRecord,
   type EventRegister,
+  type EventSnapshot,
   type Lease,
   type ListFilter,
   type PageCursor,
@@ -25,6 +26,7 @@ import {
   StorageUnavailableError,
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
+import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
 import { migrations } from "./migrations.ts";
 import { filterParams, prepareStatements, type Statements, settleStatement } from "./statements.ts";
 import { WriteBatcher } from "./write-batcher.ts";
@@ -245,6 +247,21 @@ export class SqliteRegister implements EventRegister {
 
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
+  }
+
+  /** Prepared on first use: only `gateway import` writes snapshots. */
+  #importStatements: ImportStatements | undefined;
+
+  async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
+    this.#importStatements ??= storage(() => prepareImportStatements(this.#db));
+    const sql = this.#importStatements;
+    // Its own savepoint in the batch: a snapshot that fails leaves nothing of itself.
+    const row = await this.#write(() => importSnapshot(sql, snapshot));
+    if (row === undefined) return "present";
+    if (row.status === EventStatus.PROCESSING || row.status === EventStatus.FAILED_RETRYABLE) {
+      this.#changed("recorded", toRecord(row));
+    }
+    return "imported";
   }
 }
 

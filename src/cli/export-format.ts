@@ -1,0 +1,290 @@
+import { type Static, type TSchema, Type } from "typebox";
+import { Compile } from "typebox/compile";
+import { SENDER_ID_PATTERN } from "../config/senders.ts";
+import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
+import { ALL_STATUSES } from "../register/event-status.ts";
+import type { AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
+import { type EventRow, toRecord, toRow } from "../register/rows.ts";
+
+/**
+ * The file `gateway export` writes and `gateway import` reads: NDJSON, one
+ * JSON object per line.
+ *
+ *   line 1       {"type":"header","format":"onec-order-gateway/register","version":1,"exported_at":…,"exported_from":…}
+ *   then         {"type":"event","event":{…every column of inbound_events…},"delivery_attempts":[…],"event_replays":[…]}
+ *   last line    {"type":"end","events":N}
+ *
+ * Keys are the register's column names; times are epoch milliseconds, as the
+ * register keeps them, so nothing is rounded on the way. The end line tells a
+ * complete export from one cut short. A format change bumps the version.
+ */
+
+export const EXPORT_FORMAT = "onec-order-gateway/register";
+export const EXPORT_VERSION = 1;
+
+const nullable = <T extends TSchema>(type: T) => Type.Union([type, Type.Null()]);
+const Time = Type.Integer({ minimum: 0 });
+const Count = Type.Integer({ minimum: 0 });
+const Status = Type.Enum(ALL_STATUSES);
+
+const EventColumns = Type.Object(
+  {
+    sender: Type.String({ pattern: SENDER_ID_PATTERN.source }),
+    event_id: Type.String({ pattern: EVENT_ID_PATTERN.source }),
+    fingerprint: Type.String(),
+    policy_version: Type.String(),
+    status: Status,
+    correlation_id: Type.String(),
+    body: Type.String(),
+    response_status: nullable(Type.Integer({ minimum: 100, maximum: 599 })),
+    response_body: nullable(Type.String()),
+    order_id: nullable(Type.String()),
+    order_number: nullable(Type.String()),
+    last_error: nullable(Type.String()),
+    last_error_class: nullable(Type.String()),
+    attempts: Count,
+    finished_attempts: Count,
+    round_attempts: Count,
+    round_started_at: Time,
+    lease_owner: nullable(Type.String()),
+    lease_token: Count,
+    lease_until: nullable(Time),
+    next_attempt_at: nullable(Time),
+    received_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
+
+const AttemptColumns = Type.Object(
+  {
+    attempt: Count,
+    lease_token: Count,
+    worker: Type.String(),
+    started_at: Time,
+    finished_at: nullable(Time),
+    duration_ms: nullable(Count),
+    outcome: nullable(Type.String()),
+    http_status: nullable(Type.Integer()),
+    error_class: nullable(Type.String()),
+    detail: nullable(Type.String()),
+    applied: nullable(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const ReplayColumns = Type.Object(
+  {
+    requested_by: Type.String(),
+    reason: Type.String(),
+    forced: Type.Boolean(),
+    from_status: Type.String(),
+    requested_at: Time,
+  },
+  { additionalProperties: false },
+);
+
+const EventLine = Type.Object(
+  {
+    type: Type.Literal("event"),
+    event: EventColumns,
+    delivery_attempts: Type.Array(AttemptColumns),
+    event_replays: Type.Array(ReplayColumns),
+  },
+  { additionalProperties: false },
+);
+
+const HeaderLine = Type.Object({
+  type: Type.Literal("header"),
+  format: Type.Literal(EXPORT_FORMAT),
+  version: Type.Integer(),
+  exported_at: Type.String(),
+  exported_from: Type.String(),
+});
+
+const EndLine = Type.Object({ type: Type.Literal("end"), events: Count }, { additionalProperties: false });
+
+type EventLine = Static<typeof EventLine>;
+type AttemptLine = Static<typeof AttemptColumns>;
+type ReplayLine = Static<typeof ReplayColumns>;
+
+const eventLine = Compile(EventLine);
+const headerLine = Compile(HeaderLine);
+const endLine = Compile(EndLine);
+
+export interface ExportHeader {
+  exportedAt: string;
+  /** Where the events came from, for the reader: the file, or the server without its password. */
+  exportedFrom: string;
+}
+
+export function headerText(header: ExportHeader): string {
+  const line: Static<typeof HeaderLine> = {
+    type: "header",
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exported_at: header.exportedAt,
+    exported_from: header.exportedFrom,
+  };
+  return JSON.stringify(line);
+}
+
+export function eventText(snapshot: EventSnapshot): string {
+  const line: EventLine = {
+    type: "event",
+    event: toRow(snapshot.record),
+    delivery_attempts: snapshot.attempts.map(attemptLine),
+    event_replays: snapshot.replays.map(replayLine),
+  };
+  return JSON.stringify(line);
+}
+
+export function endText(events: number): string {
+  const line: Static<typeof EndLine> = { type: "end", events };
+  return JSON.stringify(line);
+}
+
+/** A line that is not what the format allows there; the message says why, without the line number. */
+export class BadLine extends Error {
+  override readonly name = "BadLine";
+}
+
+/** What one line after the header holds. */
+export type ExportLine = { type: "event"; snapshot: EventSnapshot } | { type: "end"; events: number };
+
+/** The first line: refuses anything but a header of a version this gateway reads. */
+export function readHeader(text: string): ExportHeader {
+  const value = parse(text);
+  if (!isObject(value) || value.type !== "header" || value.format !== EXPORT_FORMAT) {
+    throw new BadLine(
+      `not a gateway register export: its first line must be {"type":"header","format":"${EXPORT_FORMAT}",…}`,
+    );
+  }
+  if (value.version !== EXPORT_VERSION) {
+    throw new BadLine(
+      `format version ${JSON.stringify(value.version)} is not one this gateway reads (it reads version ${EXPORT_VERSION}): import with the gateway version that exported it`,
+    );
+  }
+  if (!headerLine.Check(value)) throw new BadLine(firstError(headerLine.Errors(value)));
+  return { exportedAt: value.exported_at, exportedFrom: value.exported_from };
+}
+
+/** Any line after the header. */
+export function readLine(text: string): ExportLine {
+  const value = parse(text);
+  if (!isObject(value)) throw new BadLine("not a JSON object");
+  switch (value.type) {
+    case "event":
+      if (!eventLine.Check(value)) throw new BadLine(firstError(eventLine.Errors(value)));
+      return { type: "event", snapshot: snapshotOf(value) };
+    case "end":
+      if (!endLine.Check(value)) throw new BadLine(firstError(endLine.Errors(value)));
+      return { type: "end", events: value.events };
+    case "header":
+      throw new BadLine("a second header: two exports joined into one input?");
+    default:
+      throw new BadLine(`"type" must be "event" or "end", got ${JSON.stringify(value.type) ?? "nothing"}`);
+  }
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BadLine(`not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What the schema cannot say: the pairs the register writes together, and the fencing tokens. */
+function snapshotOf(line: EventLine): EventSnapshot {
+  const row: EventRow = line.event;
+  if ((row.response_status === null) !== (row.response_body === null)) {
+    throw new BadLine("/event: response_status and response_body are written together: both or neither");
+  }
+  if ((row.order_id === null) !== (row.order_number === null)) {
+    throw new BadLine("/event: order_id and order_number are written together: both or neither");
+  }
+  const tokens = new Set<number>();
+  line.delivery_attempts.forEach((attempt, index) => {
+    // A later claim takes lease_token + 1: an attempt above it would collide with that claim's own row.
+    if (attempt.lease_token > row.lease_token) {
+      throw new BadLine(
+        `/delivery_attempts/${index}/lease_token: ${attempt.lease_token} is above the event's lease_token ${row.lease_token}`,
+      );
+    }
+    if (tokens.has(attempt.lease_token)) {
+      throw new BadLine(`/delivery_attempts/${index}/lease_token: ${attempt.lease_token} appears twice`);
+    }
+    tokens.add(attempt.lease_token);
+  });
+  return {
+    record: toRecord(row),
+    attempts: line.delivery_attempts.map(attemptRecord),
+    replays: line.event_replays.map(replayRecord),
+  };
+}
+
+/** The schema's first complaint, where it is: `/event/status: must be equal to one of the allowed values`. */
+function firstError(errors: readonly { instancePath: string; keyword: string; message: string }[]): string {
+  const error = errors[0];
+  if (error === undefined) return "does not match the format";
+  const at = error.instancePath === "" ? "/" : error.instancePath;
+  // additionalProperties: false reports each stray key as a failed `false` schema at its own path.
+  return error.keyword === "boolean" ? `${at}: not a field of this format` : `${at}: ${error.message}`;
+}
+
+function attemptLine(attempt: AttemptRecord): AttemptLine {
+  return {
+    attempt: attempt.attempt,
+    lease_token: attempt.leaseToken,
+    worker: attempt.worker,
+    started_at: attempt.startedAt,
+    finished_at: attempt.finishedAt,
+    duration_ms: attempt.durationMs,
+    outcome: attempt.outcome,
+    http_status: attempt.httpStatus,
+    error_class: attempt.errorClass,
+    detail: attempt.detail,
+    applied: attempt.applied,
+  };
+}
+
+function attemptRecord(line: AttemptLine): AttemptRecord {
+  return {
+    attempt: line.attempt,
+    leaseToken: line.lease_token,
+    worker: line.worker,
+    startedAt: line.started_at,
+    finishedAt: line.finished_at,
+    durationMs: line.duration_ms,
+    outcome: line.outcome,
+    httpStatus: line.http_status,
+    errorClass: line.error_class,
+    detail: line.detail,
+    applied: line.applied,
+  };
+}
+
+function replayLine(replay: ReplayRecord): ReplayLine {
+  return {
+    requested_by: replay.requestedBy,
+    reason: replay.reason,
+    forced: replay.forced,
+    from_status: replay.fromStatus,
+    requested_at: replay.requestedAt,
+  };
+}
+
+function replayRecord(line: ReplayLine): ReplayRecord {
+  return {
+    requestedBy: line.requested_by,
+    reason: line.reason,
+    forced: line.forced,
+    fromStatus: line.from_status,
+    requestedAt: line.requested_at,
+  };
+}
