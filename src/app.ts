@@ -80,7 +80,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.server.on("checkExpectation", expectationFailedWriter(app.log));
   // Root-level concerns, registered in the order their onRequest hooks must run.
-  app.register(requestContext);
+  app.register(requestContext, { metrics: deps.metrics });
   app.register(gracefulClose);
   app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
   app.register(problemAnswers);

@@ -1,19 +1,25 @@
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { type GatewayMetrics, UNMATCHED_ROUTE } from "../../observability/metrics.ts";
 import { DEFAULT_SENDER } from "../../register/senders.ts";
 import { problemAnswer } from "../answers.ts";
 import { CORRELATION_HEADER } from "../correlation.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { repeatedSingletonHeader } from "../singleton-headers.ts";
 
+export interface RequestContextOptions {
+  /** Counts every answer by route pattern and status code. */
+  metrics: Pick<GatewayMetrics, "httpResponse">;
+}
+
 /**
  * What every request carries from its first hook: the correlation id echoed
  * on the answer, the sender and event the request log line reports, and the
- * refusal of a header Node would have kept only one copy of. Wrapped with
- * fastify-plugin: the decorators and the hook belong to the root, so every
- * route sees them.
+ * refusal of a header Node would have kept only one copy of; on its way out,
+ * its count in the metrics. Wrapped with fastify-plugin: the decorators and
+ * the hooks belong to the root, so every route sees them.
  */
-async function requestContext(app: FastifyInstance): Promise<void> {
+async function requestContext(app: FastifyInstance, options: RequestContextOptions): Promise<void> {
   app.decorateRequest("sender", DEFAULT_SENDER);
   app.decorateRequest("logEvent", undefined);
   app.addHook("onRequest", async (request, reply) => {
@@ -28,6 +34,12 @@ async function requestContext(app: FastifyInstance): Promise<void> {
         }),
       );
     }
+  });
+  const { metrics } = options;
+  // A callback hook, not an async one: no promise per request for a counter bump.
+  app.addHook("onResponse", (request, reply, done) => {
+    metrics.httpResponse(request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode);
+    done();
   });
 }
 
