@@ -14,7 +14,10 @@ const SENDER = "default";
 export function cliEnv(extra: Record<string, string>): Record<string, string> {
   const base = Object.entries(process.env).filter(
     (entry): entry is [string, string] =>
-      entry[1] !== undefined && !/^(ONEC_|DATABASE_URL$|DELIVERY_|RETRY_|LOG_LEVEL$|DELIVERER$)/.test(entry[0]),
+      entry[1] !== undefined &&
+      !/^(ONEC_|DATABASE_URL$|DELIVERY_|RETRY_|LOG_LEVEL$|DELIVERER$|OPERATORS_FILE$|GATEWAY_TOKEN$|ADMIN_TOKEN$|SENDER_TOKENS$|SENDERS_FILE$)/.test(
+        entry[0],
+      ),
   );
   return { ...Object.fromEntries(base), ...extra };
 }

@@ -27,7 +27,11 @@ export function openApiOptions(): FastifyDynamicSwaggerOptions {
         { name: "orders", description: "Senders: post paid-order events and follow them." },
         { name: "problems", description: "Every problem `type` URI resolves here." },
         { name: "operations", description: "Probes and metrics for the platform." },
-        { name: "admin", description: "Support staff; only when ADMIN_TOKEN is set (404 otherwise)." },
+        {
+          name: "admin",
+          description:
+            "Support staff and 1C administrators; only when ADMIN_TOKEN or OPERATORS_FILE is set (404 otherwise).",
+        },
         { name: "docs", description: "This document and its page." },
       ],
       components: {
@@ -51,7 +55,7 @@ export function openApiOptions(): FastifyDynamicSwaggerOptions {
             type: "http",
             scheme: "bearer",
             description:
-              "`Authorization: Bearer <ADMIN_TOKEN>`. The admin routes exist only when ADMIN_TOKEN is set; without a token 401 `unauthorized`, with a wrong one 403 `forbidden`.",
+              "`Authorization: Bearer <token>`: a person's token from OPERATORS_FILE (role viewer, operator or admin), or ADMIN_TOKEN (the admin named `admin`). No token: 401 `unauthorized`; a token that is nobody's (a sender's included): 403 `forbidden`; a role without the right: 403 `forbidden`.",
           },
         },
       },

@@ -269,7 +269,11 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
         sender: { type: "string" },
         status_url: { type: "string", format: "uri-reference" },
         // allOf: @fastify/swagger drops the siblings of a $ref, and the description with them.
-        body: { allOf: [schemaRef("OrderPaidEvent")], description: "The accepted event, as delivered to 1C." },
+        body: {
+          type: "object",
+          description:
+            "The accepted event (an OrderPaidEvent), as delivered to 1C; for a viewer, e-mail and phone are masked (`a***@example.com`, `+*********67`), so there it no longer matches the event's own patterns.",
+        },
         fingerprint: { type: "string" },
         policy_version: { type: "string" },
         lease: {

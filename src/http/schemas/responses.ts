@@ -91,7 +91,7 @@ export const PATH_PARAMETER = ["GW_ERR_URI_TOO_LONG"] as const satisfies readonl
 /** The senders' routes: bearer token per sender, rate limit per sender. */
 export const SENDER_GATE = ["GW_ERR_UNAUTHORIZED", "GW_ERR_RATE_LIMITED"] as const satisfies readonly ProblemCode[];
 
-/** The admin routes: ADMIN_TOKEN missing (401) or wrong (403). */
+/** The admin routes: no token (401), a token that is nobody's, or a role without the right (403). */
 export const ADMIN_GATE = ["GW_ERR_UNAUTHORIZED", "GW_ERR_FORBIDDEN"] as const satisfies readonly ProblemCode[];
 
 /** A route with a JSON body goes through the strict JSON parser and the body limit. */
