@@ -88,6 +88,41 @@ export interface EventRegister {
    * fencing token is, so every later claim's token is higher than any before.
    */
   importEvent(snapshot: EventSnapshot): Promise<"imported" | "present">;
+
+  /**
+   * Support's search (the console): events whose event_id, correlation id,
+   * 1C order id or number, or the site's own order id or number (the body's
+   * order.id, order.number) equals `term` exactly; newest first, at most `limit`.
+   */
+  search(term: string, limit: number): Promise<EventRecord[]>;
+
+  /** The console's sign-ins, kept where every instance sees them. */
+  readonly sessions: SessionStore;
+}
+
+/**
+ * Server-side console sessions. The cookie carries a random id; only its
+ * SHA-256 digest is stored, so a copy of the database opens no session.
+ * A session names its operator; the role is looked up in the configuration
+ * on every request, so a changed OPERATORS_FILE takes effect at restart.
+ */
+export interface SessionStore {
+  create(session: ConsoleSession): Promise<void>;
+  /** The session if it exists and `now` is before its expiry. */
+  find(idDigest: string, now: number): Promise<ConsoleSession | undefined>;
+  /** Sign-out: gone at once, on every instance. */
+  delete(idDigest: string): Promise<void>;
+  /** Removes expired sessions; returns how many. */
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface ConsoleSession {
+  idDigest: string;
+  operator: string;
+  /** The synchronizer token every form posts back (CSRF). */
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
 }
 
 /**

@@ -46,8 +46,9 @@ export interface PurgerEvents {
 
 /**
  * Forgets finished events (SUCCEEDED, FAILED_FINAL) once they are older than
- * the retention, so the register does not grow without bound. Pending events
- * are never purged: the register is also the delivery queue.
+ * the retention, so the register does not grow without bound, and the
+ * console's expired sessions. Pending events are never purged: the register
+ * is also the delivery queue.
  */
 export class Purger extends EventEmitter<PurgerEvents> {
   readonly #register: EventRegister;
@@ -106,6 +107,11 @@ export class Purger extends EventEmitter<PurgerEvents> {
     );
     if (total > 0) {
       this.#log.info({ purged: total, older_than: new Date(olderThan).toISOString() }, "purged finished events");
+    }
+    // Expired sessions already open nothing (find ignores them): this only keeps their table small.
+    if (generation === this.#generation) {
+      const sessions = await this.#register.sessions.purgeExpired(this.#now());
+      if (sessions > 0) this.#log.info({ expired_sessions: sessions }, "purged expired console sessions");
     }
     this.emit("purged", total);
     return total;

@@ -17,19 +17,19 @@ const SHOP_A = "token-of-shop-a-0123456789";
 const SHOP_B = "token-of-shop-b-0123456789";
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL database", () => {
+describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL database", { timeout: 30_000 }, () => {
   let db: TestDatabase;
   let onec: OnecEmulator;
   const gateways: TestGateway[] = [];
 
-  async function gateway(max: number, databaseUrl = db.url): Promise<TestGateway> {
+  async function gateway(max: number, databaseUrl = db.url, windowMs = 60_000): Promise<TestGateway> {
     const started = await startTestGateway({
       ONEC_URL: onec.url,
       DATABASE_URL: databaseUrl,
       SENDER_TOKENS: `shop-a:${SHOP_A},shop-b:${SHOP_B}`,
       ALLOW_ANONYMOUS: "false",
       RATE_LIMIT_MAX: String(max),
-      RATE_LIMIT_WINDOW_MS: "60000",
+      RATE_LIMIT_WINDOW_MS: String(windowMs),
       SYNC_WAIT_MS: "0",
       DELIVERER: "off",
     });
@@ -64,9 +64,9 @@ describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL da
         postEvent((instances[i % 3] as TestGateway).url, orderPaidEvent(), bearer(SHOP_A)),
       ),
     );
-    const statuses = answers.map((answer) => answer.status);
-    expect(statuses.filter((status) => status === 429)).toHaveLength(30);
-    expect(statuses.filter((status) => status === 202)).toHaveLength(20);
+    const counted = new Map<number, number>();
+    for (const { status } of answers) counted.set(status, (counted.get(status) ?? 0) + 1);
+    expect(Object.fromEntries(counted)).toEqual({ 202: 20, 429: 30 });
     // Every instance refuses once the sender's shared window is spent; another sender is untouched.
     for (const instance of instances) {
       const refused = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
@@ -79,6 +79,20 @@ describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL da
       expect(refused.json()).toMatchObject({ type: "/integration/v1/problems/rate-limited", retryable: true });
     }
     expect((await postEvent((instances[0] as TestGateway).url, orderPaidEvent(), bearer(SHOP_B))).status).toBe(202);
+  });
+
+  it("opens a new window after the last one ended, at the first request after it", async () => {
+    const [a, b] = [await gateway(2, db.url, 1000), await gateway(2, db.url, 1000)];
+    expect((await postEvent(a.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+    expect((await postEvent(b.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+    const refused = await postEvent(a.url, orderPaidEvent(), bearer(SHOP_A));
+    expect(refused.status).toBe(429);
+    // The window's end, as the answer tells it: wait for that moment, as a sender would.
+    const resetSeconds = Number(refused.headers["x-ratelimit-reset"]);
+    expect(resetSeconds).toBeGreaterThanOrEqual(0);
+    expect(resetSeconds).toBeLessThanOrEqual(1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await postEvent(b.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
   });
 
   it("steps aside while the database is unreachable: the answer is the register's 503, never a 500", async () => {

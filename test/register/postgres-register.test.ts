@@ -4,15 +4,39 @@ import { EventStatus } from "../../src/register/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { type RegisterChange, StorageUnavailableError } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
+import { type Db, search } from "../../src/register/postgres/statements.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { changedEventId, describeChange, reserveRequest, T0 } from "../support/records.ts";
 import { freePort, tcpProxy } from "../support/tcp-proxy.ts";
 
 /**
  * What only the PostgreSQL backend has: migrations under an advisory lock,
- * synchronous_commit, LISTEN/NOTIFY between instances, and "cannot record
- * now" when the server goes away. The contract itself is in register.test.ts.
+ * synchronous_commit, LISTEN/NOTIFY between instances, "cannot record now"
+ * when the server goes away, and its query plans. The contract itself is in
+ * register.test.ts.
  */
+
+/** The indexes the console's search must be answered from: one per key it matches. */
+const SEARCH_INDEXES = [
+  "inbound_events_by_correlation_id",
+  "inbound_events_by_event_id",
+  "inbound_events_by_order_id",
+  "inbound_events_by_order_number",
+  "inbound_events_by_site_order_id",
+  "inbound_events_by_site_order_number",
+];
+
+/** One node of EXPLAIN (FORMAT JSON) and the nodes under it. */
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
 
 const pg = postgresForTests();
 
@@ -73,9 +97,11 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     expect(recorded).toEqual([
       { version: 1, name: "0001_register" },
       { version: 2, name: "0002_rate_limit" },
+      { version: 3, name: "0003_console" },
     ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([
+      "console_sessions",
       "delivery_attempts",
       "event_replays",
       "inbound_events",
@@ -179,5 +205,53 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     await expect(
       PostgresRegister.open(`postgres://postgres@127.0.0.1:${closed}/x`, { poolMax: 1, connectTimeoutSeconds: 1 }),
     ).rejects.toBeInstanceOf(StorageUnavailableError);
+  });
+
+  it("answers the console's search from one index per key, in its custom and its generic plan", async () => {
+    const register = await open();
+    // A register with history: 5000 events, two in three delivered (1C's order on them), with statistics.
+    await db.sql`
+      INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
+                                  order_id, order_number, round_started_at, received_at, updated_at)
+      SELECT 'shop-' || (i % 5), 'plan-' || i, 'fp', 'v1', CASE WHEN i % 3 = 0 THEN 'PROCESSING' ELSE 'SUCCEEDED' END,
+             'corr-' || i,
+             json_build_object('event_id', 'plan-' || i, 'order', json_build_object('id', 'A-' || i,
+                               'number', (100000 + i)::text))::text,
+             CASE WHEN i % 3 = 0 THEN NULL ELSE 'o-' || i END, CASE WHEN i % 3 = 0 THEN NULL ELSE 'N-' || i END, i, i, i
+        FROM generate_series(1, 5000) AS i`;
+    try {
+      await db.sql`ANALYZE inbound_events`;
+      // The very statement the register runs, as the driver prepares it; then its plans both ways: the driver
+      // keeps prepared statements, and after five runs PostgreSQL may switch to the generic one.
+      // describe() only parses it: the register's int8 parser, all that Db adds to this client's type, plays no part.
+      const statement = await search(db.sql as unknown as Db, "100007", 50).describe();
+      const args = statement.types.map((type) => (type === 20 ? "50" : "'100007'")).join(", ");
+      const plans = await db.sql.begin(async (tx) => {
+        await tx.unsafe(`PREPARE console_search AS ${statement.string}`);
+        const explained: PlanNode[] = [];
+        for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+          await tx.unsafe(`SET LOCAL plan_cache_mode = ${mode}`);
+          const [row] = await tx.unsafe<{ "QUERY PLAN": [{ Plan: PlanNode }] }[]>(
+            `EXPLAIN (FORMAT JSON) EXECUTE console_search(${args})`,
+          );
+          if (row === undefined) throw new Error("EXPLAIN returned nothing");
+          explained.push(row["QUERY PLAN"][0].Plan);
+        }
+        // Prepared statements outlive the transaction: leave the pooled connection as it was.
+        await tx.unsafe("DEALLOCATE console_search");
+        return explained;
+      });
+      for (const plan of plans) {
+        const nodes = planNodes(plan);
+        expect(nodes.filter((node) => node["Node Type"] === "Seq Scan")).toEqual([]);
+        expect(nodes.map((node) => node["Node Type"])).toContain("BitmapOr");
+        const used = nodes.flatMap((node) => node["Index Name"] ?? []);
+        expect(used.sort()).toEqual(SEARCH_INDEXES);
+      }
+      // The plan is of the statement that finds: the site's order number of the seventh event.
+      expect((await register.search("100007", 50)).map((r) => r.eventId)).toEqual(["plan-7"]);
+    } finally {
+      await db.sql`DELETE FROM inbound_events WHERE event_id LIKE 'plan-%'`;
+    }
   });
 });

@@ -1,10 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/register/event-status.ts";
 import type {
   AttemptRecord,
   AttemptReport,
   Claim,
   ClaimRequest,
+  ConsoleSession,
   EventRegister,
   EventSnapshot,
   ReplayRecord,
@@ -551,4 +552,171 @@ describe.each(registerBackends())("importEvent on $name", (backend) => {
   function claimRequestAt(now: number): ClaimRequest {
     return { owner: "worker-new", now, leaseMs: 1000, limit: 10 };
   }
+});
+
+/** The console's search and its sessions (port.ts: search, sessions). */
+describe.each(registerBackends())("console search and sessions on $name", (backend) => {
+  let register: EventRegister;
+
+  registerPerTest(backend, (opened) => {
+    register = opened;
+  });
+  beforeEach(async () => {
+    // PostgreSQL's per-test reset empties the event tables only: start each case with no session.
+    await register.sessions.purgeExpired(Number.MAX_SAFE_INTEGER);
+  });
+
+  /** A body as the site sends it (../shared/examples/order-paid.json), down to what the search reads. */
+  function orderBody(eventId: string, site: { id: string; number: string }): string {
+    return JSON.stringify({ event_id: eventId, event_type: "order.paid", order: { id: site.id, number: site.number } });
+  }
+
+  async function recordEvent(patch: {
+    sender?: string;
+    eventId: string;
+    correlationId?: string;
+    site: { id: string; number: string };
+    now?: number;
+  }): Promise<void> {
+    await register.reserve(
+      reserveRequest({
+        sender: patch.sender ?? "default",
+        eventId: patch.eventId,
+        correlationId: patch.correlationId ?? `corr-${patch.eventId}`,
+        body: orderBody(patch.eventId, patch.site),
+        now: patch.now ?? T0,
+      }),
+    );
+  }
+
+  /** Delivered: 1C's own order id and number are on the event from now on. */
+  async function deliver(eventId: string, onec: { id: string; number: string }, sender = "default"): Promise<void> {
+    const [claim] = await register.claim(claimRequest({ only: { sender, eventId }, now: T0 + 100 }));
+    if (claim === undefined) throw new Error(`could not claim ${eventId}`);
+    const delivered: Settlement = { status: EventStatus.SUCCEEDED, order: onec, response: snapshot };
+    await register.settle(claim.lease, delivered, report, T0 + 101);
+  }
+
+  const keyOf = (record: { sender: string; eventId: string }) => `${record.sender}/${record.eventId}`;
+
+  describe("search", () => {
+    it.each([
+      ["event_id", "evt_2026-11-29_shop-a_100234"],
+      ["correlation id", "shop-42"],
+      ["1C's order id", "b5c1e0de-1c00-4a2b-9e1f-000000000042"],
+      ["1C's order number", "ЗК-000042"],
+      ["the site's order.id", "A-100234"],
+      ["the site's order.number", "100234"],
+    ])("finds an event by %s", async (_, term) => {
+      await recordEvent({
+        eventId: "evt_2026-11-29_shop-a_100234",
+        correlationId: "shop-42",
+        site: { id: "A-100234", number: "100234" },
+      });
+      await deliver("evt_2026-11-29_shop-a_100234", {
+        id: "b5c1e0de-1c00-4a2b-9e1f-000000000042",
+        number: "ЗК-000042",
+      });
+      // Another event, delivered too, that shares no key with the first.
+      await recordEvent({ eventId: "evt-other", correlationId: "shop-43", site: { id: "A-7", number: "7" } });
+      await deliver("evt-other", { id: "b5c1e0de-1c00-4a2b-9e1f-000000000043", number: "ЗК-000043" });
+
+      const found = await register.search(term, 10);
+      expect(found).toEqual([await register.find("default", "evt_2026-11-29_shop-a_100234")]);
+    });
+
+    it("returns every event a term matches, newest first, ties by sender then event_id, each once", async () => {
+      const site = { id: "A-5001", number: "5001" };
+      // Matches twice over (its correlation id is the order number too): still one row.
+      await recordEvent({ sender: "shop-a", eventId: "a-1", correlationId: "5001", site, now: T0 + 10 });
+      await recordEvent({ sender: "shop-b", eventId: "b-1", site: { id: "B-1", number: "5001" }, now: T0 + 20 });
+      await recordEvent({ sender: "shop-a", eventId: "a-2", site: { id: "A-5002", number: "5001" }, now: T0 + 20 });
+      await recordEvent({ sender: "shop-a", eventId: "a-3", site: { id: "A-5003", number: "5003" }, now: T0 + 30 });
+
+      const found = await register.search("5001", 10);
+      expect(found.map(keyOf)).toEqual(["shop-a/a-2", "shop-b/b-1", "shop-a/a-1"]);
+    });
+
+    it("returns at most `limit` events, the newest", async () => {
+      for (let i = 0; i < 4; i++) {
+        await recordEvent({ eventId: `evt-${i}`, site: { id: `A-${i}`, number: "9000" }, now: T0 + i });
+      }
+      expect((await register.search("9000", 2)).map(keyOf)).toEqual(["default/evt-3", "default/evt-2"]);
+      expect(await register.search("9000", 10)).toHaveLength(4);
+    });
+
+    it("matches whole values exactly: no prefix, substring, wildcard, other case or padding", async () => {
+      await recordEvent({
+        eventId: "evt_2026-11-29_shop-a_100234",
+        correlationId: "corr-100234",
+        site: { id: "A-100234", number: "100234" },
+      });
+      for (const term of ["1002", "00234", "10023%", "_00234", "%", "a-100234", "100234 ", " 100234", "evt_2026"]) {
+        expect(await register.search(term, 10), term).toEqual([]);
+      }
+      expect(await register.search("100234", 10)).toHaveLength(1);
+    });
+
+    it("answers an empty or over-long term with nothing, without asking the database", async () => {
+      const longest = "n".repeat(256);
+      await recordEvent({ eventId: "evt-long", site: { id: "A-1", number: longest } });
+      expect((await register.search(longest, 10)).map(keyOf)).toEqual(["default/evt-long"]);
+
+      await register.close();
+      // Closed, any question to the database fails; these two never ask one.
+      expect(await register.search("", 10)).toEqual([]);
+      expect(await register.search(`${longest}n`, 10)).toEqual([]);
+      await expect(register.search("A-1", 10)).rejects.toThrow();
+    });
+  });
+
+  describe("sessions", () => {
+    const session: ConsoleSession = {
+      idDigest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      operator: "anna",
+      csrfToken: "csrf-token-1",
+      createdAt: T0,
+      expiresAt: T0 + 3_600_000,
+    };
+
+    it("creates, finds and deletes a session", async () => {
+      await register.sessions.create(session);
+      expect(await register.sessions.find(session.idDigest, T0 + 1)).toEqual(session);
+      expect(await register.sessions.find("another-digest", T0 + 1)).toBeUndefined();
+      await register.sessions.delete(session.idDigest);
+      expect(await register.sessions.find(session.idDigest, T0 + 1)).toBeUndefined();
+      // Signing out twice is harmless.
+      await register.sessions.delete(session.idDigest);
+    });
+
+    it("does not find a session at its expiry or after it", async () => {
+      await register.sessions.create(session);
+      expect(await register.sessions.find(session.idDigest, session.expiresAt - 1)).toEqual(session);
+      expect(await register.sessions.find(session.idDigest, session.expiresAt)).toBeUndefined();
+      expect(await register.sessions.find(session.idDigest, session.expiresAt + 1)).toBeUndefined();
+    });
+
+    it("purges expired sessions only, and counts them", async () => {
+      for (const [digest, expiresAt] of [
+        ["d-100", T0 + 100],
+        ["d-200", T0 + 200],
+        ["d-300", T0 + 300],
+      ] as const) {
+        await register.sessions.create({ ...session, idDigest: digest, expiresAt });
+      }
+      expect(await register.sessions.purgeExpired(T0 + 200)).toBe(2);
+      expect(await register.sessions.purgeExpired(T0 + 200)).toBe(0);
+      expect(await register.sessions.find("d-300", T0 + 200)).toMatchObject({ idDigest: "d-300" });
+      expect(await register.sessions.purgeExpired(T0 + 300)).toBe(1);
+      expect(await register.sessions.find("d-300", T0)).toBeUndefined();
+    });
+
+    it("is shared by two register instances on one database: sign-in and sign-out seen by both", async () => {
+      const other = await backend.open();
+      await register.sessions.create(session);
+      expect(await other.sessions.find(session.idDigest, T0 + 1)).toEqual(session);
+      await other.sessions.delete(session.idDigest);
+      expect(await register.sessions.find(session.idDigest, T0 + 1)).toBeUndefined();
+    });
+  });
 });

@@ -3,10 +3,24 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { SEARCH_SQL } from "../../src/register/sqlite/statements.ts";
 import { reserveRequest } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
-/** What only the SQLite backend has: its pragmas and its file lock. The contract is in register.test.ts. */
+/**
+ * What only the SQLite backend has: its pragmas, its file lock, its query
+ * plans. The contract is in register.test.ts.
+ */
+
+/** The indexes the console's search must be answered from: one per key it matches. */
+const SEARCH_INDEXES = [
+  "inbound_events_by_correlation_id",
+  "inbound_events_by_event_id",
+  "inbound_events_by_order_id",
+  "inbound_events_by_order_number",
+  "inbound_events_by_site_order_id",
+  "inbound_events_by_site_order_number",
+];
 
 describe("SqliteRegister", () => {
   let dir: ReturnType<typeof tempDir>;
@@ -27,7 +41,7 @@ describe("SqliteRegister", () => {
     expect(register.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
     const db = new Database(file, { readonly: true });
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(1);
+      expect(db.pragma("user_version", { simple: true })).toBe(2);
     } finally {
       db.close();
     }
@@ -47,5 +61,37 @@ describe("SqliteRegister", () => {
     }
     expect((await impatient.reserve(reserveRequest({ eventId: "evt-locked" }))).outcome).toBe("created");
     await impatient.close();
+  });
+
+  it("answers the console's search from one index per key, never by scanning the events", async () => {
+    const db = new Database(file);
+    try {
+      // A register with history: 3000 events, two in three delivered (1C's order on them).
+      db.exec(`
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+        INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
+                                    order_id, order_number, round_started_at, received_at, updated_at)
+        SELECT 'shop-' || (i % 5), 'evt-' || i, 'fp', 'v1', iif(i % 3 = 0, 'PROCESSING', 'SUCCEEDED'), 'corr-' || i,
+               json_object('event_id', 'evt-' || i, 'order', json_object('id', 'A-' || i, 'number', '' || (100000 + i))),
+               iif(i % 3 = 0, NULL, 'o-' || i), iif(i % 3 = 0, NULL, 'N-' || i), i, i, i
+          FROM n`);
+      const plan = () =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${SEARCH_SQL}`).all({ term: "100007", limit: 50 }) as { detail: string }[]).map(
+          (row) => row.detail,
+        );
+      // As the gateway runs (it never runs ANALYZE), and after someone has: the same plan.
+      const withoutStatistics = plan();
+      db.exec("ANALYZE");
+      for (const details of [withoutStatistics, plan()]) {
+        expect(details.filter((detail) => /^SCAN inbound_events\b/.test(detail))).toEqual([]);
+        expect(details).toContain("MULTI-INDEX OR");
+        const used = details.flatMap((detail) => /^SEARCH inbound_events USING INDEX (\w+) /.exec(detail)?.[1] ?? []);
+        expect(used.sort()).toEqual(SEARCH_INDEXES);
+      }
+    } finally {
+      db.close();
+    }
+    // The plan is of the statement that finds: the site's order number of the seventh event.
+    expect((await register.search("100007", 50)).map((r) => r.eventId)).toEqual(["evt-7"]);
   });
 });

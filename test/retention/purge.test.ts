@@ -231,6 +231,19 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     ]);
   });
 
+  it("removes the console's expired sessions on every run, and keeps the live ones", async () => {
+    const session = { operator: "anna", csrfToken: "t", createdAt: OLD };
+    await register.sessions.create({ ...session, idDigest: "expired", expiresAt: NOW - 1 });
+    await register.sessions.create({ ...session, idDigest: "at-expiry", expiresAt: NOW });
+    await register.sessions.create({ ...session, idDigest: "live", expiresAt: NOW + 1 });
+
+    await purger().runOnce();
+
+    // Nothing expired is left for another purge to count.
+    expect(await register.sessions.purgeExpired(NOW)).toBe(0);
+    expect(await register.sessions.find("live", NOW)).toMatchObject({ idDigest: "live", operator: "anna" });
+  });
+
   it("stop() ends a running purge at the next batch boundary and waits for it", async () => {
     for (let i = 0; i < 5; i += 1) await finished(`old-${i}`, SUCCEEDED, OLD);
     const oneByOne = purger({ batchSize: 1 });

@@ -22,13 +22,16 @@ import {
   type ReplayResult,
   type ReserveRequest,
   type ReserveResult,
+  type SessionStore,
   type Settlement,
   StorageUnavailableError,
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
+import { searchRows } from "../search-term.ts";
 import { ChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
 import { migrate } from "./migrate.ts";
+import { PostgresSessionStore } from "./session-store.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 
@@ -59,11 +62,13 @@ export class PostgresRegister implements EventRegister {
   readonly #feed: ChangeFeed;
   readonly #clock: q.ClockSource;
   #closing: Promise<void> | undefined;
+  readonly sessions: SessionStore;
 
   private constructor(sql: q.Sql, feed: ChangeFeed, clock: q.ClockSource) {
     this.#sql = sql;
     this.#feed = feed;
     this.#clock = clock;
+    this.sessions = new PostgresSessionStore(sql);
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
@@ -238,6 +243,12 @@ export class PostgresRegister implements EventRegister {
 
   async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
     return (await storage(() => q.page(this.#sql, filter))).map(toRecord);
+  }
+
+  async search(term: string, limit: number): Promise<EventRecord[]> {
+    const rows = searchRows(term, limit);
+    if (rows === 0) return [];
+    return (await storage(() => q.search(this.#sql, term, rows))).map(toRecord);
   }
 
   async countFinished(request: { olderThan: number }): Promise<number> {

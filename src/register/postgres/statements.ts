@@ -283,6 +283,21 @@ export function page(db: Db, filter: ListFilter & { before?: PageCursor }) {
      ORDER BY received_at DESC, sender DESC, event_id DESC LIMIT ${filter.limit}`;
 }
 
+/**
+ * The console's search: every key compared for equality with one term, each
+ * served by its own index (migration 0003) through a BitmapOr, then the few
+ * matches sorted. The body expressions must stay exactly those of the
+ * indexes, or the search scans the table. Returned unawaited, so that a test
+ * can EXPLAIN the very statement.
+ */
+export function search(db: Db, term: string, limit: number) {
+  return db<EventRow[]>`
+    SELECT * FROM inbound_events
+     WHERE event_id = ${term} OR correlation_id = ${term} OR order_id = ${term} OR order_number = ${term}
+        OR (body::jsonb #>> '{order,id}') = ${term} OR (body::jsonb #>> '{order,number}') = ${term}
+     ORDER BY received_at DESC, sender, event_id LIMIT ${limit}`;
+}
+
 const finishedBefore = (db: Db, olderThan: number) =>
   db`status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < ${olderThan}`;
 
@@ -327,19 +342,23 @@ function withoutNotified(row: (EventRow & { notified?: unknown }) | undefined): 
 }
 
 /**
- * One hit in `key`'s fixed window of `windowMs`, windows aligned on the
- * database's clock so that every instance counts into the same one; returns
- * the hits so far and the milliseconds until the window ends.
+ * One hit in `key`'s window of `windowMs`, as @fastify/rate-limit's local
+ * store counts: a window opens at the first hit after the last one ended
+ * (not on the clock's round minutes, where a burst across the edge would
+ * get twice the limit), timed by the database's clock so that every
+ * instance counts into the same one. Returns the hits so far and the
+ * milliseconds until the window ends.
  */
 export async function countHit(db: Db, key: string, windowMs: number): Promise<{ hits: number; reset_in: number }> {
   const rows = await db<{ hits: number; reset_in: number }[]>`
     WITH clock AS (SELECT (extract(epoch FROM now()) * 1000)::bigint AS now),
     counted AS (
       INSERT INTO rate_limit_windows AS r (key, window_start, hits)
-      SELECT ${key}, now - now % ${windowMs}::bigint, 1 FROM clock
+      SELECT ${key}, now, 1 FROM clock
       ON CONFLICT (key) DO UPDATE
-         SET hits = CASE WHEN r.window_start = excluded.window_start THEN r.hits + 1 ELSE 1 END,
-             window_start = excluded.window_start
+         SET hits = CASE WHEN r.window_start + ${windowMs}::bigint > excluded.window_start THEN r.hits + 1 ELSE 1 END,
+             window_start = CASE WHEN r.window_start + ${windowMs}::bigint > excluded.window_start
+                                 THEN r.window_start ELSE excluded.window_start END
       RETURNING hits, window_start)
     SELECT hits, (window_start + ${windowMs}::bigint - clock.now)::integer AS reset_in FROM counted, clock`;
   const row = rows[0];

@@ -22,12 +22,15 @@ import {
   type ReplayResult,
   type ReserveRequest,
   type ReserveResult,
+  type SessionStore,
   type Settlement,
   StorageUnavailableError,
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
+import { searchRows } from "../search-term.ts";
 import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
 import { migrations } from "./migrations.ts";
+import { SqliteSessionStore } from "./session-store.ts";
 import { filterParams, prepareStatements, type Statements, settleStatement } from "./statements.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 
@@ -48,6 +51,7 @@ export class SqliteRegister implements EventRegister {
   readonly #sql: Statements;
   readonly #writes: WriteBatcher;
   readonly #watchers = new Set<(change: RegisterChange) => void>();
+  readonly sessions: SessionStore;
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -61,6 +65,7 @@ export class SqliteRegister implements EventRegister {
     });
     this.#sql = prepareStatements(this.#db);
     this.#writes = new WriteBatcher(this.#db);
+    this.sessions = new SqliteSessionStore(this.#db, { write: (work) => this.#write(work), read: storage });
   }
 
   /** Every write goes through group commit: answered only after its batch is durable. */
@@ -219,6 +224,12 @@ export class SqliteRegister implements EventRegister {
 
   async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
     return storage(() => this.#sql.page.all(filterParams(filter))).map(toRecord);
+  }
+
+  async search(term: string, limit: number): Promise<EventRecord[]> {
+    const rows = searchRows(term, limit);
+    if (rows === 0) return [];
+    return storage(() => this.#sql.search.all({ term, limit: rows })).map(toRecord);
   }
 
   async countFinished(request: { olderThan: number }): Promise<number> {

@@ -13,6 +13,18 @@ const DUE = `${PENDING} AND (lease_until IS NULL OR lease_until <= @now) AND nex
 const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status
   WHERE status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < @olderThan`;
 
+/**
+ * The console's search: every key compared for equality with one term, each
+ * served by its own index (migration 2) through SQLite's MULTI-INDEX OR, then
+ * the few matches sorted. The json_extract expressions must stay exactly those
+ * of the indexes, or the search scans the table. Exported for the plan's test.
+ */
+export const SEARCH_SQL = `
+  SELECT * FROM inbound_events
+   WHERE event_id = @term OR correlation_id = @term OR order_id = @term OR order_number = @term
+      OR json_extract(body, '$.order.id') = @term OR json_extract(body, '$.order.number') = @term
+   ORDER BY received_at DESC, sender, event_id LIMIT @limit`;
+
 export type Statements = ReturnType<typeof prepareStatements>;
 
 export function prepareStatements(db: Database.Database) {
@@ -113,6 +125,7 @@ export function prepareStatements(db: Database.Database) {
     purge: db.prepare(`
       DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${FINISHED_BEFORE} LIMIT @limit)`),
     countFinished: db.prepare(`SELECT count(*) AS count FROM ${FINISHED_BEFORE}`) as Statement<{ count: number }>,
+    search: db.prepare(SEARCH_SQL) as Statement<EventRow>,
   };
 }
 

@@ -1,5 +1,5 @@
 -- The senders' rate limit, shared by every instance on this database: one row
--- per counted route and sender, holding the current fixed window's hits.
+-- per sender, holding its current window's start and hits.
 -- UNLOGGED: a counter is not worth an fsync per request, and a transaction
 -- that writes only unlogged tables commits without waiting for one; a crash
 -- empties the table, which at worst forgives one window.
