@@ -17,7 +17,8 @@ export interface Ledger {
   readonly answers: Answer[];
   requests: number;
   connectionErrors: number;
-  unanswered: number;
+  /** Each request given up on: its correlation id, gateway, when sent and how long it was waited for, to look up in the logs. */
+  readonly unanswered: string[];
   /** The answer that ended the shop's retries: 200/201, or a refusal it must not retry. */
   final: Answer | undefined;
 }
@@ -95,7 +96,7 @@ export class ShopClient {
       answers: [],
       requests: 0,
       connectionErrors: 0,
-      unanswered: 0,
+      unanswered: [],
       final: undefined,
     }));
     this.ledgers.push(...ledgers);
@@ -121,19 +122,25 @@ export class ShopClient {
     }
   }
 
-  #send(ledger: Ledger, gateway: number): Promise<Reply> {
+  async #send(ledger: Ledger, gateway: number): Promise<Reply> {
     const { event } = ledger;
     ledger.requests += 1;
     const url = this.#settings.gateways[gateway] as string;
-    return this.#http.postEvent(url, event.eventId, event.bytes, `${event.eventId}.${ledger.requests}`);
+    const correlationId = `${event.eventId}.${ledger.requests}`;
+    const sentAt = new Date();
+    const reply = await this.#http.postEvent(url, event.eventId, event.bytes, correlationId);
+    if (reply.kind === "unanswered") {
+      // Also how long it was waited for: far past the deadline, this process was starved, not only the gateway slow.
+      const waitedS = ((Date.now() - sentAt.getTime()) / 1000).toFixed(1);
+      ledger.unanswered.push(`${correlationId} to gateway ${"AB"[gateway]} at ${sentAt.toISOString()}, ${waitedS} s`);
+    }
+    return reply;
   }
 
   /** Records the reply; returns how long to wait before the retry, or undefined when it was final. */
   #record(ledger: Ledger, reply: Reply, gateway: number): number | undefined {
-    if (reply.kind === "unanswered") {
-      ledger.unanswered += 1;
-      return 0;
-    }
+    // Unanswered requests are noted by #send, which knows which request it was.
+    if (reply.kind === "unanswered") return 0;
     if (reply.kind === "connection_error") {
       ledger.connectionErrors += 1;
       return 0;

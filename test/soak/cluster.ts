@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import type { RegisterLocation } from "../../src/config/database-url.ts";
 import type { ServerSpec } from "../bench/processes.ts";
 import { freePorts, Supervised } from "./processes.ts";
 
@@ -12,14 +13,14 @@ export interface Cluster {
   readonly gateways: readonly Supervised[];
   /** Each gateway's environment, exactly as set: everything else is the gateway's default. */
   readonly gatewayEnvs: readonly Readonly<Record<string, string>>[];
-  readonly database: string;
   readonly journal: string;
   readonly token: string;
 }
 
-export async function planCluster(dir: string): Promise<Cluster> {
+/** `register`: the one register both gateways share, on either backend. */
+export async function planCluster(dir: string, register: RegisterLocation): Promise<Cluster> {
   const token = randomBytes(24).toString("hex");
-  const database = join(dir, "gateway.db");
+  const database = register.kind === "sqlite" ? register.path : register.url;
   const journal = join(dir, "onec-journal.jsonl");
   const [onecPort = 0, ...gatewayPorts] = await freePorts(3);
   const onec = new Supervised("onec", onecPort, dir, (life) => emulatorSpec(`onec.${life}`, onecPort, journal));
@@ -28,7 +29,7 @@ export async function planCluster(dir: string): Promise<Cluster> {
     const name = `gateway-${"ab"[i]}`;
     return new Supervised(name, Number(env.PORT), dir, (life) => gatewaySpec(`${name}.${life}`, env));
   });
-  return { onec, gateways, gatewayEnvs, database, journal, token };
+  return { onec, gateways, gatewayEnvs, journal, token };
 }
 
 /**
@@ -52,7 +53,7 @@ function gatewayEnv(port: number, database: string, onecUrl: string, token: stri
 }
 
 const GATEWAY_SETTINGS =
-  /^(PORT|HOST|DATABASE_URL|ONEC_.*|SYNC_WAIT_MS|BODY_LIMIT|REQUEST_TIMEOUT_MS|LOG_LEVEL|RETRY_.*|MAX_UNFINISHED_ATTEMPTS|DELIVERY_POLL_MS|BREAKER_.*|DELIVERER|ADMIN_TOKEN|SENDER_TOKENS|SENDERS_FILE|ALLOW_ANONYMOUS|RATE_LIMIT_.*|RETENTION_HOURS|PURGE_INTERVAL_MS)$/;
+  /^(PORT|HOST|DATABASE_.*|ONEC_.*|SYNC_WAIT_MS|BODY_LIMIT|REQUEST_TIMEOUT_MS|LOG_LEVEL|RETRY_.*|MAX_UNFINISHED_ATTEMPTS|DELIVERY_POLL_MS|BREAKER_.*|DELIVERER|ADMIN_TOKEN|SENDER_TOKENS|SENDERS_FILE|ALLOW_ANONYMOUS|RATE_LIMIT_.*|RETENTION_HOURS|PURGE_INTERVAL_MS)$/;
 
 /** Children inherit this process's environment: a stray setting there would silently change the gateways' defaults. */
 export function scrubGatewaySettings(env: NodeJS.ProcessEnv): void {

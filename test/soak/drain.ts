@@ -6,7 +6,7 @@ const POLL_MS = 200;
 /**
  * Waits for the shop's last final answer, then for the sender's backlog in
  * the register to empty: those are other processes' commits, so there is
- * nothing to await but the file. Returns when both held, or undefined at the
+ * nothing to await but the register itself. Returns when both held, or undefined at the
  * deadline (performance.now() time).
  */
 export async function drained(
@@ -20,7 +20,7 @@ export async function drained(
   const shopFinished = await Promise.race([shopDone.then(() => true), sleep(timeLeft(), false, { ref: false })]);
   if (!shopFinished) return undefined;
   for (;;) {
-    if (register.pending(sender) === 0) return performance.now();
+    if ((await register.pending(sender)) === 0) return performance.now();
     if (timeLeft() === 0) return undefined;
     await sleep(Math.min(POLL_MS, timeLeft()));
   }

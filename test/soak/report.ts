@@ -1,3 +1,4 @@
+import { describeLocation } from "../../src/config/database-url.ts";
 import type { FaultDone } from "./chaos.ts";
 import type { SoakOptions } from "./options.ts";
 import { type Failure, FIGURES, type Findings } from "./verify.ts";
@@ -21,21 +22,32 @@ const LABELS: Readonly<Record<Failure, string>> = {
   journalMismatches: "journal ≠ emulator's store",
 };
 
-/** `envs`: each gateway's environment; they differ only in PORT. */
-export function printHeader(options: SoakOptions, envs: readonly Readonly<Record<string, string>>[]): void {
+/** `envs`: each gateway's environment; they differ only in PORT. `register`: where DATABASE_URL points, for humans. */
+export function printHeader(
+  options: SoakOptions,
+  envs: readonly Readonly<Record<string, string>>[],
+  register: string,
+): void {
   const mode = options.quick ? "--quick" : "default";
+  const backend = options.postgres === undefined ? "SQLite" : "PostgreSQL";
   console.log(
     `soak: seed ${options.seed} (${mode}), ${options.events} events over ${options.faultWindowMs / 1000} s, ` +
-      `drain limit ${options.drainLimitMs / 1000} s`,
+      `drain limit ${options.drainLimitMs / 1000} s, register on ${backend}`,
   );
   // The seed fixes the schedule and the events; process timing still varies from run to run.
-  const flags = `${options.quick ? "--quick " : ""}--seed ${options.seed} --events ${options.events}`;
+  const server = options.postgres === undefined ? "" : ` --postgres ${withoutPassword(options.postgres)}`;
+  const flags = `${options.quick ? "--quick " : ""}--seed ${options.seed} --events ${options.events}${server}`;
   console.log(`same faults and events again: npm run soak -- ${flags}`);
   const shown = Object.keys(envs[0] ?? {}).map((name) => {
     const values = [...new Set(envs.map((env) => env[name] ?? ""))];
-    return `${name}=${name === "SENDER_TOKENS" ? "soak-shop:…" : values.join(",")}`;
+    if (name === "SENDER_TOKENS") return `${name}=soak-shop:…`;
+    return `${name}=${name === "DATABASE_URL" ? register : values.join(",")}`;
   });
   console.log(`gateway environment (everything else at its default): ${shown.join(" ")}`);
+}
+
+function withoutPassword(url: string): string {
+  return describeLocation({ kind: "postgres", url });
 }
 
 export function printFaults(done: readonly FaultDone[]): void {

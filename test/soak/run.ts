@@ -8,23 +8,25 @@ import { type FaultDone, playFaults } from "./chaos.ts";
 import { ShopClient } from "./client.ts";
 import { planCluster, SENDER, scrubGatewaySettings } from "./cluster.ts";
 import { resendAll, statusViews } from "./collect.ts";
+import { createSoakRegister, type SoakRegister } from "./database.ts";
 import { drained } from "./drain.ts";
 import { soakEvents } from "./events.ts";
 import { ShopHttp } from "./http.ts";
 import { onecOrders } from "./onec-control.ts";
 import { parseOptions, type SoakOptions, USAGE, UsageError } from "./options.ts";
 import { Prng } from "./prng.ts";
-import { RegisterReader } from "./register.ts";
+import { openRegisterReader } from "./register-readers.ts";
 import { failures, printFaults, printFindings, printHeader } from "./report.ts";
 import { type FaultMix, faultSchedule, type OnecWindow } from "./schedule.ts";
 import { type Findings, verify } from "./verify.ts";
 
 /**
- * `npm run soak [-- --quick] [--seed N] [--events N] [--keep]`: a bounded chaos
- * run of the whole system as real processes (two gateways on one register, the
- * 1C emulator with its journal, a retrying shop), then a comparison of every
- * account of every event. Exit 0 only if nothing was duplicated, lost, stuck
- * or misreported, and every resend is a byte-identical 200. See README "Soak".
+ * `[DATABASE_URL=postgres://…] npm run soak [-- --quick] [--seed N] [--events N] [--keep] [--postgres [URL]]`:
+ * a bounded chaos run of the whole system as real processes (two gateways on
+ * one register, a SQLite file or a fresh PostgreSQL database, the 1C emulator
+ * with its journal, a retrying shop), then a comparison of every account of
+ * every event. Exit 0 only if nothing was duplicated, lost, stuck or
+ * misreported, and every resend is a byte-identical 200. See README "Soak".
  */
 
 const WORKERS = 16;
@@ -36,24 +38,27 @@ const DOUBLE_SEND_SHARE = 0.25;
 /** A flash sale's size: its requests (twice this) are what makes many requests wait on another process at once. */
 const BURST_EVENTS = 200;
 
-scrubGatewaySettings(process.env);
 let options: SoakOptions;
 try {
+  // Before the scrub: DATABASE_URL=postgres://… is how a run is asked for on PostgreSQL.
   options = parseOptions(process.argv.slice(2), process.env);
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   console.error(`${error.message}\n${USAGE}`);
   process.exit(2);
 }
+scrubGatewaySettings(process.env);
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-soak-"));
+let soakRegister: SoakRegister | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+  process.once(signal, () => void stopAll().finally(exitInterrupted));
 }
 
 let passed = false;
 try {
-  const outcome = await soak(options, dir);
+  soakRegister = await createSoakRegister(dir, options.postgres);
+  const outcome = await soak(options, dir, soakRegister);
   // Printed after every process has stopped, so the wall time is the whole run's.
   printFindings(outcome.findings, { drainMs: outcome.drainMs, wallMs: performance.now() });
   console.log(`restarts: ${outcome.restarts}`);
@@ -62,11 +67,36 @@ try {
   console.error(`soak could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 } finally {
   await stopAll();
-  if (passed && !options.keep) rmSync(dir, { recursive: true, force: true });
-  else console.log(`register, journal and every process's log kept in ${dir}`);
+  if (passed && !options.keep) {
+    rmSync(dir, { recursive: true, force: true });
+    await removeRegister(soakRegister);
+  } else {
+    printKept();
+  }
 }
 console.log(passed ? "soak passed" : "soak FAILED");
 process.exitCode = passed ? 0 : 1;
+
+function exitInterrupted(): never {
+  printKept();
+  process.exit(130);
+}
+
+function printKept(): void {
+  if (soakRegister !== undefined) console.log(`register kept in ${soakRegister.description}`);
+  console.log(`journal and every process's log kept in ${dir}`);
+}
+
+/** A database left behind is only litter, not a reason to fail a run that passed. */
+async function removeRegister(created: SoakRegister | undefined): Promise<void> {
+  try {
+    await created?.remove();
+  } catch (error) {
+    console.error(
+      `could not remove ${created?.description}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
 
 interface SoakOutcome {
   readonly findings: Findings;
@@ -75,7 +105,7 @@ interface SoakOutcome {
   readonly restarts: string;
 }
 
-async function soak(options: SoakOptions, dir: string): Promise<SoakOutcome> {
+async function soak(options: SoakOptions, dir: string, soakRegister: SoakRegister): Promise<SoakOutcome> {
   const prng = new Prng(options.seed);
   const mix = faultMix(options.quick);
   const burstTotal = mix.bursts.reduce((sum, n) => sum + n, 0);
@@ -83,14 +113,15 @@ async function soak(options: SoakOptions, dir: string): Promise<SoakOutcome> {
   const steady = events.slice(0, options.events);
   const burstEvents = events.slice(options.events);
   const schedule = faultSchedule(prng.fork(), options.faultWindowMs, mix);
-  const cluster = await planCluster(dir);
+  const cluster = await planCluster(dir, soakRegister.location);
   const { onec, gateways } = cluster;
   const gatewayUrls = gateways.map((g) => g.url);
-  printHeader(options, cluster.gatewayEnvs);
+  printHeader(options, cluster.gatewayEnvs, soakRegister.description);
 
   await onec.start();
   await Promise.all(gateways.map((g) => g.start()));
-  const register = new RegisterReader(cluster.database);
+  // After the gateways: they create the register and its schema.
+  const register = openRegisterReader(soakRegister.location);
   const http = new ShopHttp(cluster.token, REQUEST_TIMEOUT_MS);
   const stopShop = new AbortController();
   try {
@@ -118,7 +149,7 @@ async function soak(options: SoakOptions, dir: string): Promise<SoakOutcome> {
 
     const findings = verify({
       ledgers: shop.ledgers,
-      register: register.rows(SENDER),
+      register: await register.rows(SENDER),
       journal: readJournal(cluster.journal).orders,
       onecOrders: await onecOrders(onec.url),
       statusViews: await statusViews(http, gatewayUrls, events),
@@ -134,7 +165,7 @@ async function soak(options: SoakOptions, dir: string): Promise<SoakOutcome> {
   } finally {
     // Also when a fault failed to play: senders still retrying would keep the process alive.
     stopShop.abort();
-    register.close();
+    await register.close();
     await http.close();
     await Promise.all(gateways.map((g) => g.stop()));
     await onec.stop();

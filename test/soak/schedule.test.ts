@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseOptions, UsageError } from "./options.ts";
 import { Prng } from "./prng.ts";
 import { type FaultMix, faultSchedule } from "./schedule.ts";
 
@@ -32,21 +31,5 @@ describe("the soak's fault schedule", () => {
       expect(open).toBe(false);
       expect(faults.filter((f) => f.action.kind === "kill_gateway").length).toBeGreaterThanOrEqual(3);
     }
-  });
-});
-
-describe("the soak's options", () => {
-  it("takes flags after -- and what npm makes of flags before it", () => {
-    expect(parseOptions(["--quick", "--seed", "7"], {})).toMatchObject({ quick: true, seed: 7, events: 760 });
-    expect(parseOptions([], { npm_config_quick: "true", npm_config_seed: "9" })).toMatchObject({
-      quick: true,
-      seed: 9,
-    });
-    expect(parseOptions(["--seed=3", "--events", "100"], {})).toMatchObject({ quick: false, seed: 3, events: 100 });
-  });
-
-  it("refuses what it does not know", () => {
-    expect(() => parseOptions(["--fast"], {})).toThrow(UsageError);
-    expect(() => parseOptions(["--seed", "x"], {})).toThrow(UsageError);
   });
 });

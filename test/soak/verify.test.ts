@@ -15,7 +15,7 @@ function ledger(eventId: string, answers: Answer[]): Ledger {
     answers,
     requests: answers.length,
     connectionErrors: 0,
-    unanswered: 0,
+    unanswered: [],
     final,
   };
 }
@@ -111,13 +111,15 @@ describe("the soak's verdict", () => {
     expect(verify(drifted).samples.get("resendMismatches")?.[0]).toMatch(/differs from a 201/);
   });
 
-  it("counts every request left without an answer", () => {
+  it("counts every request left without an answer, and says which they were", () => {
     const slow = ledger("e1", [{ status: 201, body: BODY, gateway: 0 }]);
-    slow.unanswered = 2;
+    slow.unanswered.push("e1.1 to gateway A", "e1.2 to gateway B");
     slow.requests = 3;
     const findings = verify(evidence({ ledgers: [slow] }));
     expect(findings.counts.unanswered).toBe(2);
-    expect(findings.samples.get("unanswered")).toEqual(["e1: 2 of 3 requests unanswered"]);
+    expect(findings.samples.get("unanswered")).toEqual([
+      "e1: 2 of 3 requests unanswered: e1.1 to gateway A; e1.2 to gateway B",
+    ]);
   });
 
   it("flags a status URL naming another order than 1C's", () => {

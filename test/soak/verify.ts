@@ -87,8 +87,10 @@ export function verify(evidence: Evidence): Findings {
     requests += ledger.requests;
     connectionErrors += ledger.connectionErrors;
     // Counted per request: a gateway that keeps a request open past SYNC_WAIT_MS + 5 s has lost track of it.
-    if (ledger.unanswered > 0) {
-      fail("unanswered", eventId, `${ledger.unanswered} of ${ledger.requests} requests unanswered`, ledger.unanswered);
+    const unanswered = ledger.unanswered.length;
+    if (unanswered > 0) {
+      const which = ledger.unanswered.join("; ");
+      fail("unanswered", eventId, `${unanswered} of ${ledger.requests} requests unanswered: ${which}`, unanswered);
     }
     if (ledger.final !== undefined) bump(finalStatuses, ledger.final.status);
 
