@@ -74,11 +74,13 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    // A recorded or replayed event is due at once: take it ahead of the queue. Retries made due
-    // by another instance's recovery from an outage: claim them now, not at the next poll.
+    // An event recorded or replayed here is due at once, and a request here may be waiting for
+    // it: take it ahead of the queue. Another instance's events, and retries made due by its
+    // recovery from an outage, are claimed now too, but in batches, not one statement each.
     this.#unwatch = this.#deps.register.watch((change) => {
-      if (change.kind === "rescheduled") this.wake();
-      else if (change.kind !== "settled") this.expedite(change.sender, change.eventId);
+      if (change.kind === "settled") return;
+      if (change.kind === "rescheduled" || change.remote === true) this.wake();
+      else this.expedite(change.sender, change.eventId);
     });
     this.#timer = setInterval(() => this.wake(), this.#options.pollMs);
     this.wake();

@@ -144,6 +144,11 @@ export interface EventChange {
   sender: string;
   eventId: string;
   status: EventStatus;
+  /**
+   * Made by another instance (PostgreSQL's LISTEN), not this one: nobody here
+   * waits for it, so a deliverer claims it with the rest rather than ahead of them.
+   */
+  remote?: true;
 }
 
 /** Retries held back by an outage were made due at once (bringForwardRetries): workers have work. */

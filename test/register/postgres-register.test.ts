@@ -128,7 +128,13 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
 
     const recorded = nextChange(a, (c) => c.kind === "recorded" && c.eventId === "from-b");
     await b.reserve(reserveRequest({ eventId: "from-b" }));
-    expect(await recorded).toEqual({ kind: "recorded", sender: "default", eventId: "from-b", status: "PROCESSING" });
+    expect(await recorded).toEqual({
+      kind: "recorded",
+      sender: "default",
+      eventId: "from-b",
+      status: "PROCESSING",
+      remote: true,
+    });
 
     const [claim] = await b.claim({ owner: "worker-b", now: T0, leaseMs: 1000, limit: 1 });
     if (claim === undefined) throw new Error("nothing claimed");
@@ -139,7 +145,13 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       { startedAt: T0, durationMs: 3, outcome: "delivered" },
       T0 + 5,
     );
-    expect(await settled).toEqual({ kind: "settled", sender: "default", eventId: "from-b", status: "SUCCEEDED" });
+    expect(await settled).toEqual({
+      kind: "settled",
+      sender: "default",
+      eventId: "from-b",
+      status: "SUCCEEDED",
+      remote: true,
+    });
 
     // A's own change reaches A's watcher at the commit, and its echo over LISTEN is not told again.
     await a.reserve(reserveRequest({ eventId: "from-a" }));
@@ -152,6 +164,28 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       "recorded from-a PROCESSING",
       "recorded from-b-2 PROCESSING",
     ]);
+  });
+
+  it("tells instance A of all 50 events instance B records at once, each once, marked remote", async () => {
+    const a = await open();
+    const b = await open();
+    const ids = Array.from({ length: 50 }, (_, i) => `burst-${i}`);
+    const seen = new Map<string, number>();
+    const all = new Promise<void>((resolve) => {
+      a.watch((change) => {
+        if (change.kind !== "recorded" || change.remote !== true) return;
+        seen.set(change.eventId, (seen.get(change.eventId) ?? 0) + 1);
+        if (seen.size === ids.length) resolve();
+      });
+    });
+    await Promise.all(ids.map((eventId) => b.reserve(reserveRequest({ eventId }))));
+    await all;
+    // A marker published after the burst: once it arrives, any duplicate would have too.
+    const marker = nextChange(a, (c) => changedEventId(c) === "after-burst");
+    await b.reserve(reserveRequest({ eventId: "after-burst" }));
+    await marker;
+    expect([...seen.values()].every((count) => count === 1)).toBe(true);
+    expect([...seen.keys()].sort()).toEqual([...ids, "after-burst"].sort());
   });
 
   it("listens again after its LISTEN connection is killed", async () => {

@@ -4,6 +4,11 @@ import type { EventChange, RegisterChange } from "../port.ts";
 import { CHANGES_CHANNEL, type ChangeNotice } from "./statements.ts";
 
 type Listener = (change: RegisterChange) => void;
+/** Sends notices to every instance (statements.ts, publish), after the commits they tell of. */
+type Publish = (notices: readonly string[]) => Promise<void>;
+
+/** Notices per NOTIFY statement: far below what one statement can carry, and a bounded batch. */
+const PUBLISH_BATCH = 500;
 
 const EVENT_KINDS: readonly EventChange["kind"][] = ["recorded", "replayed", "settled"];
 const RETRY_MIN_MS = 250;
@@ -11,23 +16,32 @@ const RETRY_MAX_MS = 5000;
 
 /**
  * `watch()` across instances. This register's own commits reach its watchers
- * directly, right after the commit (as SQLite's do); every other instance's
- * reach them through LISTEN on one dedicated connection. Notifications this
+ * directly, right after the commit (as SQLite's do), and are published to the
+ * others after it: the changes of one turn of the event loop in one NOTIFY
+ * statement of their own. (NOTIFY inside the write itself would hold a
+ * database-wide lock through that write's commit and flush, one commit at a
+ * time for every instance.) Every other instance's changes arrive through
+ * LISTEN on one dedicated connection, marked remote. Notifications this
  * instance sent come back over LISTEN too and are dropped by their origin, so
- * each change is told once. A lost connection is re-established with backoff;
- * what was notified meanwhile is missed, and the waiters' polling finds it.
+ * each change is told once. A notice lost to a crash between commit and
+ * publish, or sent while the LISTEN connection was being re-established, is
+ * missed: the waiters' and the deliverers' polling finds that change.
  */
 export class ChangeFeed {
   readonly #origin: string;
   readonly #listeners = new Set<Listener>();
   readonly #connection: postgres.Sql;
+  readonly #publish: Publish;
+  #outbox: string[] = [];
+  #publishing: Promise<void> | undefined;
   #retryMs = RETRY_MIN_MS;
   #retry: NodeJS.Timeout | undefined;
   #listening = false;
   #closed = false;
 
-  private constructor(url: string, origin: string, connectTimeoutSeconds: number) {
+  private constructor(url: string, origin: string, connectTimeoutSeconds: number, publish: Publish) {
     this.#origin = origin;
+    this.#publish = publish;
     // `onnotify` is the driver's hook for NotificationResponse; its typings only expose it through listen(),
     // whose own reconnect gives up after one failed try.
     const options: Partial<postgres.Options<Record<string, never>>> & {
@@ -49,8 +63,13 @@ export class ChangeFeed {
   }
 
   /** Resolves once listening, so that nothing committed after open() is missed. */
-  static async start(url: string, origin: string, connectTimeoutSeconds: number): Promise<ChangeFeed> {
-    const feed = new ChangeFeed(url, origin, connectTimeoutSeconds);
+  static async start(
+    url: string,
+    origin: string,
+    connectTimeoutSeconds: number,
+    publish: Publish,
+  ): Promise<ChangeFeed> {
+    const feed = new ChangeFeed(url, origin, connectTimeoutSeconds, publish);
     try {
       await feed.#listen();
     } catch (error) {
@@ -74,12 +93,24 @@ export class ChangeFeed {
     return () => this.#listeners.delete(listener);
   }
 
-  /** A change this instance committed: told at once, without the round trip. */
+  /** A change this instance committed: told here at once, and to the other instances next. */
   local(change: RegisterChange): void {
     this.#tell(change);
+    this.#outbox.push(JSON.stringify({ ...change, origin: this.#origin }));
+    this.#publishing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
+  }
+
+  /** Sends what the outbox holds, in batches, until it is empty; a failed send is left to polling. */
+  async #flush(): Promise<void> {
+    while (this.#outbox.length > 0) {
+      const batch = this.#outbox.splice(0, PUBLISH_BATCH);
+      await this.#publish(batch).catch(() => {});
+    }
+    this.#publishing = undefined;
   }
 
   async close(): Promise<void> {
+    await this.#publishing;
     this.#closed = true;
     clearTimeout(this.#retry);
     await this.#connection.end({ timeout: 1 });
@@ -110,7 +141,7 @@ export class ChangeFeed {
     const notice = parseNotice(payload);
     if (notice === undefined || notice.origin === this.#origin) return;
     const { origin: _, ...change } = notice;
-    this.#tell(change);
+    this.#tell(change.kind === "rescheduled" ? change : { ...change, remote: true });
   }
 
   #tell(change: RegisterChange): void {

@@ -96,7 +96,9 @@ export class PostgresRegister implements EventRegister {
     });
     try {
       await storage(() => migrate(sql));
-      const feed = await storage(() => ChangeFeed.start(url, randomUUID(), connectTimeoutSeconds));
+      const feed = await storage(() =>
+        ChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) => q.publish(sql, notices)),
+      );
       return new PostgresRegister(sql, feed, options.clock ?? "database");
     } catch (error) {
       await sql.end({ timeout: 0 });
@@ -109,7 +111,7 @@ export class PostgresRegister implements EventRegister {
       // Read committed: a concurrent insert of the same key makes ours wait for its commit and do nothing;
       // the SELECT that follows, a new statement, then sees that row.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock }, this.#feed.origin);
+        const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock });
         if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
         const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
         if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
@@ -166,7 +168,6 @@ export class PostgresRegister implements EventRegister {
           detail: report.detail ?? null,
         },
         settlement,
-        this.#feed.origin,
       ),
     );
     if (row === undefined) return undefined;
@@ -176,7 +177,7 @@ export class PostgresRegister implements EventRegister {
   }
 
   async bringForwardRetries(now: number): Promise<number> {
-    const count = await storage(() => q.bringForward(this.#sql, { now, clock: this.#clock }, this.#feed.origin));
+    const count = await storage(() => q.bringForward(this.#sql, { now, clock: this.#clock }));
     if (count > 0) this.#feed.local({ kind: "rescheduled", count });
     return count;
   }
@@ -193,20 +194,16 @@ export class PostgresRegister implements EventRegister {
         if (row.status === EventStatus.SUCCEEDED && !request.force)
           return { result: "refused", reason: "succeeded", record };
         if (leased) return { result: "refused", reason: "in_flight", record };
-        const replayed = await q.replayEvent(
-          tx,
-          {
-            sender,
-            eventId,
-            requestedBy: request.requestedBy,
-            reason: request.reason,
-            forced: request.force,
-            fromStatus: row.status,
-            now,
-            clock: this.#clock,
-          },
-          this.#feed.origin,
-        );
+        const replayed = await q.replayEvent(tx, {
+          sender,
+          eventId,
+          requestedBy: request.requestedBy,
+          reason: request.reason,
+          forced: request.force,
+          fromStatus: row.status,
+          now,
+          clock: this.#clock,
+        });
         if (replayed === undefined) throw new Error("row vanished inside its own transaction");
         return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
       }),

@@ -1,6 +1,6 @@
 import type postgres from "postgres";
 import { EventStatus } from "../event-status.ts";
-import type { EventChange, ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
+import type { ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
 import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
 
 /**
@@ -42,12 +42,6 @@ function nowOf(db: Db, at: At) {
   return at.clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`${at.now}::bigint`;
 }
 
-/** For the SELECT over the one changed row: its columns, unqualified. */
-function notify(db: Db, kind: EventChange["kind"], origin: string) {
-  return db`pg_notify(${CHANGES_CHANNEL}, json_build_object(
-      'kind', ${kind}::text, 'sender', sender, 'eventId', event_id, 'status', status, 'origin', ${origin}::text)::text)`;
-}
-
 const pending = (db: Db) => db`status IN ('PROCESSING','FAILED_RETRYABLE')`;
 const due = (db: Db, at: At) =>
   db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${nowOf(db, at)}) AND next_attempt_at <= ${nowOf(db, at)}`;
@@ -62,18 +56,16 @@ export interface ReserveParams extends At {
 }
 
 /** Records the event unless (sender, event_id) exists; returns the new row only. */
-export async function insertEvent(db: Db, p: ReserveParams, origin: string): Promise<EventRow | undefined> {
+export async function insertEvent(db: Db, p: ReserveParams): Promise<EventRow | undefined> {
   const now = nowOf(db, p);
   const rows = await db<EventRow[]>`
-    WITH inserted AS (
-      INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  round_started_at, next_attempt_at, received_at, updated_at)
-      VALUES (${p.sender}, ${p.eventId}, ${p.fingerprint}, ${p.policyVersion}, 'PROCESSING', ${p.correlationId},
-              ${p.body}, ${now}, ${now}, ${now}, ${now})
-      ON CONFLICT (sender, event_id) DO NOTHING
-      RETURNING *)
-    SELECT inserted.*, ${notify(db, "recorded", origin)} IS NULL AS notified FROM inserted`;
-  return withoutNotified(rows[0]);
+    INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
+                                round_started_at, next_attempt_at, received_at, updated_at)
+    VALUES (${p.sender}, ${p.eventId}, ${p.fingerprint}, ${p.policyVersion}, 'PROCESSING', ${p.correlationId},
+            ${p.body}, ${now}, ${now}, ${now}, ${now})
+    ON CONFLICT (sender, event_id) DO NOTHING
+    RETURNING *`;
+  return rows[0];
 }
 
 export async function selectEvent(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
@@ -145,12 +137,7 @@ export interface SettleParams extends At {
  * Writes the outcome only under the newest lease (fencing), and the attempt's
  * own row either way, with `applied` saying which: one statement.
  */
-export async function settleEvent(
-  db: Db,
-  p: SettleParams,
-  settlement: Settlement,
-  origin: string,
-): Promise<EventRow | undefined> {
+export async function settleEvent(db: Db, p: SettleParams, settlement: Settlement): Promise<EventRow | undefined> {
   const now = nowOf(db, p);
   const released = db`lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1`;
   const rows = await db<EventRow[]>`
@@ -164,8 +151,8 @@ export async function settleEvent(
              http_status = ${p.httpStatus}::integer, error_class = ${p.errorClass}::text, detail = ${p.detail}::text,
              applied = EXISTS (SELECT 1 FROM settled)
        WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token})
-    SELECT settled.*, ${notify(db, "settled", origin)} IS NULL AS notified FROM settled`;
-  return withoutNotified(rows[0]);
+    SELECT * FROM settled`;
+  return rows[0];
 }
 
 function settlementSet(db: Db, settlement: Settlement, at: At) {
@@ -195,23 +182,14 @@ function retryDelay(nextAttemptAt: number, at: At): number {
   return Math.max(0, nextAttemptAt - at.now);
 }
 
-/**
- * Retries held back by an outage become due now; one notification for the
- * lot, in the same statement, wakes the workers of every instance.
- */
-export async function bringForward(db: Db, at: At, origin: string): Promise<number> {
+/** Retries held back by an outage become due now. */
+export async function bringForward(db: Db, at: At): Promise<number> {
   const now = nowOf(db, at);
-  const rows = await db<{ count: number }[]>`
-    WITH moved AS (
-      UPDATE inbound_events SET next_attempt_at = ${now}, updated_at = ${now}
-       WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > ${now}
-         AND (lease_until IS NULL OR lease_until <= ${now})
-      RETURNING 1),
-    counted AS (SELECT count(*)::integer AS count FROM moved)
-    SELECT count, CASE WHEN count > 0 THEN pg_notify(${CHANGES_CHANNEL}, json_build_object(
-        'kind', 'rescheduled', 'count', count, 'origin', ${origin}::text)::text) END IS NULL AS notified
-      FROM counted`;
-  return rows[0]?.count ?? 0;
+  const result = await db`
+    UPDATE inbound_events SET next_attempt_at = ${now}, updated_at = ${now}
+     WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > ${now}
+       AND (lease_until IS NULL OR lease_until <= ${now})`;
+  return result.count;
 }
 
 export interface ReplayParams extends At {
@@ -224,7 +202,7 @@ export interface ReplayParams extends At {
 }
 
 /** Due again with a fresh budget, and its audit row; inside the caller's transaction, after its checks. */
-export async function replayEvent(db: Db, p: ReplayParams, origin: string): Promise<EventRow | undefined> {
+export async function replayEvent(db: Db, p: ReplayParams): Promise<EventRow | undefined> {
   const now = nowOf(db, p);
   const rows = await db<EventRow[]>`
     WITH replayed AS (
@@ -238,8 +216,8 @@ export async function replayEvent(db: Db, p: ReplayParams, origin: string): Prom
     audit AS (
       INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
       SELECT sender, event_id, ${p.requestedBy}, ${p.reason}, ${p.forced}, ${p.fromStatus}, ${now} FROM replayed)
-    SELECT replayed.*, ${notify(db, "replayed", origin)} IS NULL AS notified FROM replayed`;
-  return withoutNotified(rows[0]);
+    SELECT * FROM replayed`;
+  return rows[0];
 }
 
 export function selectAttempts(db: Db, sender: string, eventId: string) {
@@ -334,11 +312,14 @@ export async function acceptsWrites(db: Db): Promise<boolean> {
   return rows[0]?.standby === false;
 }
 
-/** The pg_notify column exists only to make the notification part of the statement. */
-function withoutNotified(row: (EventRow & { notified?: unknown }) | undefined): EventRow | undefined {
-  if (row === undefined) return undefined;
-  const { notified: _, ...event } = row;
-  return event;
+/**
+ * Tells every instance about committed changes: one statement, one
+ * transaction, whatever the number of notices. Never inside a write: a
+ * transaction that notifies holds a database-wide lock through its commit
+ * and its WAL flush, which would queue every writer's commit behind it.
+ */
+export async function publish(db: Db, notices: readonly string[]): Promise<void> {
+  await db`SELECT pg_notify(${CHANGES_CHANNEL}, notice) FROM unnest(${notices as string[]}::text[]) AS notice`;
 }
 
 /**
