@@ -1,48 +1,68 @@
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import type autocannon from "autocannon";
+import { type Measured, printTable, verdict } from "./accept-report.ts";
+import { cpuProfileArgs, measuredLoad, summarizeProfiles } from "./cpu-profile.ts";
 import { runDrain } from "./drain.ts";
 import { BENCH_SENDER_TOKEN, type LoadSettings, orderPaidBodies, runLoad } from "./load.ts";
-import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, tail } from "./processes.ts";
+import {
+  type BenchDatabase,
+  createBenchDatabase,
+  DEFAULT_BENCH_PG_URL,
+  describeServer,
+  dropAllBenchDatabases,
+  unreachable,
+} from "./postgres-database.ts";
+import { sampleWaits } from "./postgres-waits.ts";
+import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer } from "./processes.ts";
 
 /**
- * `npm run bench`, and the accept scenario: requests/s and latency of the
+ * `npm run bench`, and the accept scenarios: requests/s and latency of the
  * gateway's accept path next to a bare Fastify server, same machine, same run,
- * same load. Then, unless BENCH_SCENARIOS says otherwise, the drain scenario
- * (drain.ts). The ratios are the numbers to watch; the absolute figures depend
- * on the machine. See README.md.
+ * same load; on SQLite, and on PostgreSQL with one gateway and with three
+ * sharing one database. Then, unless BENCH_SCENARIOS says otherwise, the drain
+ * scenarios (drain.ts). The ratios are the numbers to watch; the absolute
+ * figures depend on the machine. See README.md.
  */
 
 const WARMUP_SECONDS = 2;
 const LOG_LEVEL = "info"; // the production default: its per-request log lines are part of the real cost
 const TMPFS_MAGIC = 0x01021994;
+/** Gateways sharing one PostgreSQL database in the accept-pg scenario's second row. */
+const POSTGRES_INSTANCES = [1, 3] as const;
 
-interface Measured {
-  readonly name: string;
-  readonly warmup: autocannon.Result;
-  readonly result: autocannon.Result;
-}
+/** Where a gateway row keeps its register. */
+type Register = { kind: "sqlite"; path: string } | { kind: "postgres"; database: BenchDatabase };
 
-const SCENARIOS = ["accept", "drain"] as const;
+const SCENARIOS = ["accept", "accept-pg", "drain", "drain-pg"] as const;
 type Scenario = (typeof SCENARIOS)[number];
+const POSTGRES_SCENARIOS: readonly Scenario[] = ["accept-pg", "drain-pg"];
 
+const scenariosNamed = Boolean(process.env.BENCH_SCENARIOS);
 const scenarios = scenarioList("BENCH_SCENARIOS", SCENARIOS.join(","));
 const drainEvents = positiveInt("BENCH_DRAIN_EVENTS", 10_000);
 const settings: LoadSettings = {
   connections: positiveInt("BENCH_CONNECTIONS", 50),
   durationSeconds: positiveInt("BENCH_DURATION", 10),
 };
+const postgresServer = process.env.BENCH_PG_URL || DEFAULT_BENCH_PG_URL;
 const dir = mkdtempSync(join(process.env.BENCH_TMPDIR || os.tmpdir(), "gateway-bench-"));
+// Outside `dir`, which goes at the end: the profiles are the point of the run.
+const profileDir =
+  process.env.BENCH_PROFILE === "1" ? mkdtempSync(join(os.tmpdir(), "gateway-bench-profiles-")) : undefined;
 
 let cleaning: Promise<void> | undefined;
 function cleanup(): Promise<void> {
-  cleaning ??= stopAll().finally(() => rmSync(dir, { recursive: true, force: true }));
+  cleaning ??= stopAll()
+    .then(dropAllBenchDatabases)
+    .finally(() => rmSync(dir, { recursive: true, force: true }));
   return cleaning;
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)));
 }
+// A reader gone (`npm run bench | head`) would crash the bench on its next line and orphan the children.
+process.stdout.once("error", () => void cleanup().finally(() => process.exit(1)));
 
 try {
   process.exitCode = (await main()) ? 0 : 1;
@@ -52,41 +72,113 @@ try {
 } finally {
   await cleanup();
 }
+if (profileDir !== undefined) {
+  summarizeProfiles(profileDir);
+  console.log("");
+  console.log(`CPU profiles: ${profileDir}`);
+}
 
 async function main(): Promise<boolean> {
+  let ok = await postgresAnswers();
   printSetup();
-  let ok = true;
-  if (scenarios.has("accept")) ok = (await acceptScenario()) && ok;
+  if (scenarios.has("accept") || scenarios.has("accept-pg")) ok = (await acceptScenarios()) && ok;
   await stopAll(); // each scenario gets the machine to itself
   if (scenarios.has("drain")) {
     console.log("");
-    ok = (await runDrain({ events: drainEvents, dir })) && ok;
+    ok = (await runDrain({ events: drainEvents, dir, ...profiling() })) && ok;
+  }
+  if (scenarios.has("drain-pg")) {
+    console.log("");
+    ok = (await runDrain({ events: drainEvents, dir, postgres: postgresServer, ...profiling() })) && ok;
   }
   return ok;
 }
 
-async function acceptScenario(): Promise<boolean> {
-  const bare = await startServer(bareSpec(), dir);
-  const onec = await startServer(emulatorSpec(), dir);
-  const gateway = await startServer(gatewaySpec(onec.url), dir);
-
-  // One generator for both servers: the same bytes on the wire, ids never repeat across runs.
-  const nextBody = orderPaidBodies(`${Date.now().toString(36)}-${process.pid}`);
-  const measured: Measured[] = [];
-  for (const server of [bare, gateway]) measured.push(await measure(server, nextBody));
-
-  printTable(measured);
-  return verdict(measured, gateway);
+/**
+ * Without a server the PostgreSQL scenarios are left out, in one line: a
+ * failure when BENCH_SCENARIOS named them, a skip when they came by default.
+ */
+async function postgresAnswers(): Promise<boolean> {
+  const asked = POSTGRES_SCENARIOS.filter((scenario) => scenarios.has(scenario));
+  if (asked.length === 0) return true;
+  const why = await unreachable(postgresServer);
+  if (why === undefined) return true;
+  for (const scenario of asked) scenarios.delete(scenario);
+  const line = `${asked.join(", ")} ${scenariosNamed ? "FAILED" : "skipped"}: no PostgreSQL server answers at ${describeServer(postgresServer)} (BENCH_PG_URL): ${why}`;
+  if (scenariosNamed) console.error(line);
+  else console.log(line);
+  return !scenariosNamed;
 }
 
-async function measure(server: Server, nextBody: () => string): Promise<Measured> {
+function profiling(): { profileDir?: string } {
+  return profileDir === undefined ? {} : { profileDir };
+}
+
+/** One table: the bare server once, then each gateway row in turn, each stopped before the next starts. */
+async function acceptScenarios(): Promise<boolean> {
+  const bare = await startServer(bareSpec(), dir);
+  const onec = await startServer(emulatorSpec(), dir);
+
+  // One generator for every server: the same bytes on the wire, ids never repeat across runs.
+  const nextBody = orderPaidBodies(`${Date.now().toString(36)}-${process.pid}`);
+  const measured: Measured[] = [await measure("bare", [bare], nextBody)];
+  await stopServer(bare.child); // idle, but its own process: the gateways get the machine without it
+  if (scenarios.has("accept")) {
+    measured.push(
+      await measureGateways("gateway", 1, { kind: "sqlite", path: join(dir, "gateway.db") }, onec, nextBody),
+    );
+  }
+  if (scenarios.has("accept-pg")) {
+    for (const instances of POSTGRES_INSTANCES) {
+      // A database per row: the three-instance row must not start on the first row's rows and backlog.
+      const database = await createBenchDatabase(postgresServer);
+      const name = instances === 1 ? "gateway-pg" : `gateway-pg-x${instances}`;
+      measured.push(await measureGateways(name, instances, { kind: "postgres", database }, onec, nextBody));
+      await database.drop();
+    }
+  }
+
+  printTable(measured);
+  return verdict(measured);
+}
+
+/** Starts `instances` gateways on one register, loads them together, stops them: their delivery backlog goes too. */
+async function measureGateways(
+  name: string,
+  instances: number,
+  register: Register,
+  onec: Server,
+  nextBody: () => string,
+): Promise<Measured> {
+  const names = Array.from({ length: instances }, (_, i) => (instances === 1 ? name : `${name}-${i + 1}`));
+  const servers = await Promise.all(names.map((each) => startServer(gatewaySpec(each, onec.url, register), dir)));
+  try {
+    return await measure(name, servers, nextBody, register);
+  } finally {
+    await Promise.all(servers.map((server) => stopServer(server.child)));
+  }
+}
+
+async function measure(
+  name: string,
+  servers: readonly Server[],
+  nextBody: () => string,
+  register?: Register,
+): Promise<Measured> {
+  const urls = servers.map((server) => server.url);
+  const across = servers.length === 1 ? "" : ` across ${servers.length} instances`;
   process.stdout.write(
-    `running ${server.name}: ${WARMUP_SECONDS} s warm-up, ${settings.durationSeconds} s measured...\n`,
+    `running ${name}${across}: ${WARMUP_SECONDS} s warm-up, ${settings.durationSeconds} s measured...\n`,
   );
-  // The warm-up lets the JIT, SQLite's page cache and keep-alive sockets settle; it is not reported.
-  const warmup = await runLoad(server.url, { ...settings, durationSeconds: WARMUP_SECONDS }, nextBody);
-  const result = await runLoad(server.url, settings, nextBody);
-  return { name: server.name, warmup, result };
+  // The warm-up lets the JIT, the database's caches and keep-alive sockets settle; it is not reported.
+  const warmup = await runLoad(urls, { ...settings, durationSeconds: WARMUP_SECONDS }, nextBody);
+  const sampler =
+    profileDir !== undefined && register?.kind === "postgres"
+      ? sampleWaits(postgresServer, register.database.name)
+      : undefined;
+  const result = await measuredLoad(() => runLoad(urls, settings, nextBody));
+  const waits = await sampler?.stop();
+  return { name, servers, warmup, result, ...(waits === undefined ? {} : { waits }) };
 }
 
 function bareSpec(): ServerSpec {
@@ -98,14 +190,15 @@ function bareSpec(): ServerSpec {
   };
 }
 
-function gatewaySpec(onecUrl: string): ServerSpec {
+function gatewaySpec(name: string, onecUrl: string, register: Register): ServerSpec {
   return {
-    name: "gateway",
+    name,
     script: "src/main.ts",
+    nodeArgs: cpuProfileArgs(profileDir, name),
     env: {
       PORT: "0",
       HOST: "127.0.0.1",
-      DATABASE_URL: join(dir, "gateway.db"),
+      DATABASE_URL: register.kind === "sqlite" ? register.path : register.database.url,
       ONEC_URL: onecUrl,
       SYNC_WAIT_MS: "0",
       LOG_LEVEL,
@@ -135,71 +228,29 @@ function printSetup(): void {
   // On tmpfs an fsync is free, and the gateway's main cost would vanish from the numbers.
   const onTmpfs = statfsSync(dir).type === TMPFS_MAGIC;
   console.log(`database dir: ${dir}${onTmpfs ? " (tmpfs: fsync costs nothing, gateway figures are optimistic)" : ""}`);
-  if (!scenarios.has("accept")) return;
+  if (scenarios.has("accept-pg") || scenarios.has("drain-pg")) {
+    console.log(
+      `PostgreSQL: ${describeServer(postgresServer)} (BENCH_PG_URL), a new database per run, dropped after it`,
+    );
+  }
+  if (profileDir !== undefined) {
+    console.log(
+      `BENCH_PROFILE=1: gateways and drain workers run with --cpu-prof (slower than without), ` +
+        `PostgreSQL's waits sampled during the measured runs`,
+    );
+  }
+  if (!scenarios.has("accept") && !scenarios.has("accept-pg")) return;
   console.log(
     `accept load: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s measured ` +
-      `after ${WARMUP_SECONDS} s warm-up per server, a new event_id in every request`,
+      `after ${WARMUP_SECONDS} s warm-up per row, a new event_id in every request; ` +
+      `several gateways share the connections round-robin`,
   );
   console.log(
     `accept gateway: SYNC_WAIT_MS=0 (202 after the durable commit), SQLite journal_mode=WAL synchronous=FULL, ` +
-      `LOG_LEVEL=${LOG_LEVEL} (stdout to a file), background delivery to the 1C emulator in its own process`,
+      `PostgreSQL synchronous_commit=on, LOG_LEVEL=${LOG_LEVEL} (stdout to a file), ` +
+      `background delivery to the 1C emulator in its own process`,
   );
   console.log("");
-}
-
-function printTable(measured: readonly Measured[]): void {
-  const header = ["server", "req/s avg", "p50 ms", "p99 ms", "2xx", "non-2xx", "errors/timeouts", "statuses"];
-  const rows = measured.map(({ name, result: r }) => [
-    name,
-    r.requests.average.toFixed(0),
-    String(r.latency.p50), // autocannon records whole milliseconds
-    String(r.latency.p99),
-    String(r["2xx"]),
-    String(r.non2xx),
-    `${r.errors}/${r.timeouts}`,
-    statuses(r),
-  ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  console.log("");
-  for (const row of [header, ...rows])
-    console.log(
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join("  ")
-        .trimEnd(),
-    );
-
-  const [bare, gateway] = measured;
-  if (bare === undefined || gateway === undefined) return;
-  console.log("");
-  console.log(`ratio gateway/bare: ${ratio(gateway.result.requests.average, bare.result.requests.average)} (req/s)`);
-  console.log(`ratio gateway/bare: ${ratio(gateway.result.latency.p99, bare.result.latency.p99)} (p99 latency)`);
-}
-
-/** e.g. "202:51234": shows the gateway really accepted (202) rather than replayed a duplicate (200). */
-function statuses(result: autocannon.Result): string {
-  const stats = result.statusCodeStats ?? {};
-  return Object.entries(stats)
-    .map(([code, { count }]) => `${code}:${count ?? 0}`)
-    .join(" ");
-}
-
-function ratio(numerator: number, denominator: number): string {
-  return denominator > 0 ? (numerator / denominator).toFixed(2) : "n/a";
-}
-
-/** Numbers from a server that failed requests are not a measurement; the warm-up counts too. */
-function verdict(measured: readonly Measured[], gateway: Server): boolean {
-  let ok = true;
-  for (const { name, warmup, result } of measured) {
-    for (const [phase, r] of [["warm-up", warmup] as const, ["measured", result] as const]) {
-      if (r.non2xx === 0 && r.errors === 0) continue;
-      ok = false;
-      console.error(`FAIL ${name} (${phase}): ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-    }
-  }
-  if (!ok) console.error(`gateway output (tail):\n${tail(gateway.logFile)}`);
-  return ok;
 }
 
 /** A comma-separated subset of SCENARIOS; they always run in SCENARIOS order. */

@@ -33,10 +33,27 @@ export function orderPaidBodies(runId: string): () => string {
 /** The bench's one sender (SENDER_TOKENS=bench:<this>): production auth is part of the cost. */
 export const BENCH_SENDER_TOKEN = "bench-sender-token-0123456789";
 
-/** One autocannon run of POSTs with a fresh body per request. */
-export function runLoad(baseUrl: string, settings: LoadSettings, nextBody: () => string): Promise<autocannon.Result> {
-  return autocannon({
-    url: `${baseUrl}${ROUTE}`,
+/**
+ * autocannon takes several URLs and opens connection i to URL i mod n
+ * (lib/run.js, initialiseClients); its typings know only one.
+ */
+type MultiUrlAutocannon = (
+  options: Omit<autocannon.Options, "url"> & { url: string | string[] },
+) => Promise<autocannon.Result>;
+const autocannonOnUrls = autocannon as unknown as MultiUrlAutocannon;
+
+/**
+ * One autocannon run of POSTs with a fresh body per request. Several servers
+ * share the connections round-robin, each connection keeping to its server
+ * (keep-alive), as behind a TCP load balancer.
+ */
+export function runLoad(
+  baseUrls: readonly string[],
+  settings: LoadSettings,
+  nextBody: () => string,
+): Promise<autocannon.Result> {
+  return autocannonOnUrls({
+    url: baseUrls.map((baseUrl) => `${baseUrl}${ROUTE}`),
     method: "POST",
     // The bare server ignores the token; the gateway authenticates it as a configured sender.
     headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_SENDER_TOKEN}` },

@@ -23,6 +23,8 @@ export interface ScriptSpec {
   /** Script path relative to the repository root, run with `node --import tsx`. */
   readonly script: string;
   readonly env: Readonly<Record<string, string>>;
+  /** Node options before the script, e.g. --cpu-prof. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface ServerSpec extends ScriptSpec {
@@ -35,6 +37,12 @@ export interface ScriptRun {
   readonly stdout: string;
   /** The file holding the script's stderr. */
   readonly logFile: string;
+}
+
+/** A script started and ready (it sent "ready" over IPC), waiting for go() to begin its measured work. */
+export interface ReadyScript {
+  /** Sends "go" and resolves when the script has exited. */
+  go(): Promise<ScriptRun>;
 }
 
 export function emulatorSpec(name = "onec-emulator"): ServerSpec {
@@ -65,22 +73,40 @@ export async function startServer(spec: ServerSpec, logDir: string): Promise<Ser
   }
 }
 
-/** Runs a script to its end; stdout and stderr go to files, as for servers, and stdout is read back after. */
-export async function runScript(spec: ScriptSpec, logDir: string): Promise<ScriptRun> {
+/**
+ * Starts a script that sends "ready" over IPC once set up and then waits for
+ * "go" (drain-worker.ts): several can be made ready one by one and started at
+ * one instant, so none of them works alone while another is still starting.
+ * Stdout and stderr go to files, as for servers; stdout is read back at the end.
+ */
+export async function startScript(spec: ScriptSpec, logDir: string): Promise<ReadyScript> {
   const outFile = join(logDir, `${spec.name}.out`);
   const logFile = join(logDir, `${spec.name}.log`);
-  const child = spawnScript(spec, outFile, logFile);
-  await once(child, "exit");
-  return { exitCode: child.exitCode, stdout: readFileSync(outFile, "utf8"), logFile };
+  const child = spawnScript(spec, outFile, logFile, true);
+  const exited = once(child, "exit");
+  const ready = await Promise.race([once(child, "message").then(([message]) => message === "ready"), exited]);
+  if (ready !== true) {
+    await stopServer(child);
+    throw new Error(
+      `${spec.name} exited (${child.signalCode ?? child.exitCode}) before it was ready; its output:\n${tail(logFile)}`,
+    );
+  }
+  return {
+    async go() {
+      child.send("go");
+      await exited;
+      return { exitCode: child.exitCode, stdout: readFileSync(outFile, "utf8"), logFile };
+    },
+  };
 }
 
-function spawnScript(spec: ScriptSpec, outFile: string, errFile: string): ChildProcess {
+function spawnScript(spec: ScriptSpec, outFile: string, errFile: string, ipc = false): ChildProcess {
   const out = openSync(outFile, "w");
   const err = outFile === errFile ? out : openSync(errFile, "w");
-  const child = spawn(process.execPath, ["--import", "tsx", spec.script], {
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), "--import", "tsx", spec.script], {
     cwd: ROOT,
     env: { ...process.env, ...spec.env },
-    stdio: ["ignore", out, err],
+    stdio: ipc ? ["ignore", out, err, "ipc"] : ["ignore", out, err],
   });
   // The child holds its own copies.
   closeSync(out);
