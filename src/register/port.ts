@@ -1,5 +1,5 @@
 import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
-import type { EventStatus } from "./event-status.ts";
+import { ALL_STATUSES, type EventStatus } from "./event-status.ts";
 
 /**
  * The inbound event register, as the rest of the gateway sees it. It is also
@@ -59,6 +59,9 @@ export interface EventRegister {
   purgeFinished(request: PurgeRequest): Promise<number>;
   /** How many events purgeFinished would take, all batches together: for a dry run. */
   countFinished(request: { olderThan: number }): Promise<number>;
+
+  /** Events per status within the list's bounds (sender, since, until): the console's tabs. */
+  countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>>;
 
   /** What monitoring needs, in one read: the pending backlog, its oldest event, and the dead letters. */
   backlog(): Promise<Backlog>;
@@ -315,6 +318,15 @@ export interface EventRecord {
 export class StorageUnavailableError extends Error {
   override readonly name = "StorageUnavailableError";
   readonly code = "GW_ERR_STORAGE_UNAVAILABLE";
+}
+
+export type StatusCountFilter = Pick<ListFilter, "sender" | "since" | "until">;
+
+/** Every status, counted or 0: a status without events still has its tab. */
+export function statusCounts(rows: readonly { status: string; count: number }[]): Record<EventStatus, number> {
+  const counts = Object.fromEntries(ALL_STATUSES.map((status) => [status, 0])) as Record<EventStatus, number>;
+  for (const row of rows) if (row.status in counts) counts[row.status as EventStatus] = Number(row.count);
+  return counts;
 }
 
 /** Everything the register holds about one event: what `gateway export` writes and `importEvent` takes. */

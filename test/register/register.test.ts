@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/register/event-status.ts";
 import type {
   AttemptRecord,
@@ -307,6 +307,19 @@ describe.each(registerBackends())("register on $name", (backend) => {
     expect(await register.backlog()).toEqual({ pending: 1, oldestPendingReceivedAt: T0 + 50, failedFinal: 1 });
   });
 
+  it("counts events per status within the list's bounds, every status present", async () => {
+    await register.reserve(reserveRequest({ sender: "shop-a", eventId: "a-1", now: T0 }));
+    await register.reserve(reserveRequest({ sender: "shop-a", eventId: "a-2", now: T0 + 10 }));
+    await register.reserve(reserveRequest({ sender: "shop-b", eventId: "b-1", now: T0 + 20 }));
+    const delivered = await claimOne({ only: { sender: "shop-a", eventId: "a-1" } });
+    await register.settle(delivered.lease, succeeded, report, T0 + 1);
+    const none = { PROCESSING: 0, SUCCEEDED: 0, FAILED_RETRYABLE: 0, FAILED_FINAL: 0 };
+    expect(await register.countByStatus({})).toEqual({ ...none, PROCESSING: 2, SUCCEEDED: 1 });
+    expect(await register.countByStatus({ sender: "shop-b" })).toEqual({ ...none, PROCESSING: 1 });
+    expect(await register.countByStatus({ since: T0 + 5, until: T0 + 15 })).toEqual({ ...none, PROCESSING: 1 });
+    expect(await register.countByStatus({ sender: "nobody" })).toEqual(none);
+  });
+
   it("brings waiting retries forward to now, but not leased or finished events", async () => {
     for (const id of ["waiting", "leased", "done"]) await register.reserve(reserveRequest({ eventId: id }));
     const retry: Settlement = {
@@ -560,10 +573,6 @@ describe.each(registerBackends())("console search and sessions on $name", (backe
 
   registerPerTest(backend, (opened) => {
     register = opened;
-  });
-  beforeEach(async () => {
-    // PostgreSQL's per-test reset empties the event tables only: start each case with no session.
-    await register.sessions.purgeExpired(Number.MAX_SAFE_INTEGER);
   });
 
   /** A body as the site sends it (../shared/examples/order-paid.json), down to what the search reads. */

@@ -24,7 +24,9 @@ import {
   type ReserveResult,
   type SessionStore,
   type Settlement,
+  type StatusCountFilter,
   StorageUnavailableError,
+  statusCounts,
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
@@ -250,6 +252,10 @@ export class PostgresRegister implements EventRegister {
 
   async countFinished(request: { olderThan: number }): Promise<number> {
     return storage(() => q.countFinished(this.#sql, request.olderThan));
+  }
+
+  async countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>> {
+    return statusCounts(await storage(() => q.countByStatus(this.#sql, filter)));
   }
 
   async backlog(): Promise<Backlog> {

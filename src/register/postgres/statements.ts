@@ -237,7 +237,7 @@ export function selectByEventId(db: Db, eventId: string) {
   return db<EventRow[]>`SELECT * FROM inbound_events WHERE event_id = ${eventId} ORDER BY sender`;
 }
 
-function bounds(db: Db, filter: ListFilter) {
+function bounds(db: Db, filter: Omit<ListFilter, "limit">) {
   // Typed NULLs: "no bound" must not leave the parameter's type to guesswork.
   return db`(${filter.sender ?? null}::text IS NULL OR sender = ${filter.sender ?? null}::text)
         AND (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null}::text)
@@ -290,6 +290,11 @@ export async function purge(db: Db, olderThan: number, limit: number): Promise<n
       SELECT ctid FROM inbound_events WHERE ${finishedBefore(db, olderThan)}
        LIMIT ${limit} FOR UPDATE SKIP LOCKED))`;
   return result.count;
+}
+
+export function countByStatus(db: Db, filter: Omit<ListFilter, "limit">) {
+  return db<{ status: string; count: number }[]>`
+    SELECT status, count(*) AS count FROM inbound_events WHERE ${bounds(db, filter)} GROUP BY status`;
 }
 
 export async function countFinished(db: Db, olderThan: number): Promise<number> {

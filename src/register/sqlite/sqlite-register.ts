@@ -24,7 +24,9 @@ import {
   type ReserveResult,
   type SessionStore,
   type Settlement,
+  type StatusCountFilter,
   StorageUnavailableError,
+  statusCounts,
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
@@ -234,6 +236,11 @@ export class SqliteRegister implements EventRegister {
 
   async countFinished(request: { olderThan: number }): Promise<number> {
     return storage(() => this.#sql.countFinished.get({ olderThan: request.olderThan })?.count ?? 0);
+  }
+
+  async countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>> {
+    const bounds = { sender: filter.sender ?? null, since: filter.since ?? null, until: filter.until ?? null };
+    return statusCounts(storage(() => this.#sql.countByStatus.all(bounds)));
   }
 
   async backlog(): Promise<Backlog> {

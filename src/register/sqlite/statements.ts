@@ -125,6 +125,11 @@ export function prepareStatements(db: Database.Database) {
     purge: db.prepare(`
       DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${FINISHED_BEFORE} LIMIT @limit)`),
     countFinished: db.prepare(`SELECT count(*) AS count FROM ${FINISHED_BEFORE}`) as Statement<{ count: number }>,
+    countByStatus: db.prepare(`
+      SELECT status, count(*) AS count FROM inbound_events
+       WHERE (@sender IS NULL OR sender = @sender)
+         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
+       GROUP BY status`) as Statement<{ status: string; count: number }>,
     search: db.prepare(SEARCH_SQL) as Statement<EventRow>,
   };
 }
