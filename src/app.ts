@@ -5,6 +5,7 @@ import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
+import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
 import { correlationIdOf } from "./http/correlation.ts";
 import { strictJsonBody } from "./http/json-body.ts";
 import { openApiOptions } from "./http/openapi/document.ts";
@@ -37,6 +38,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
   requestTimeoutMs: number;
+  /** TRUST_PROXY: the proxies whose X-Forwarded-For/-Proto/-Host are believed (TLS ends there); none when absent. */
+  trustProxy?: readonly string[];
   now: () => number;
 }
 
@@ -64,6 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // The router's own refusals (bad % escape, over-long segment) as problem documents.
     frameworkErrors: frameworkErrorHandler(MAX_PATH_PARAM_LENGTH),
     requestTimeout: deps.requestTimeoutMs,
+    trustProxy: deps.trustProxy !== undefined && deps.trustProxy.length > 0 ? [...deps.trustProxy] : false,
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
       headersTimeout: Math.min(deps.requestTimeoutMs, 10_000),
@@ -81,7 +85,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.server.on("checkExpectation", expectationFailedWriter(app.log));
   // Root-level concerns, registered in the order their onRequest hooks must run.
   app.register(requestContext, { metrics: deps.metrics });
-  app.register(gracefulClose);
+  app.register(gracefulClose, { draining: deps.draining ?? (() => false) });
   app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
   app.register(problemAnswers);
   // Response schemas document the answers; they must not rewrite them. The
@@ -105,6 +109,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(metricsRoutes, { metrics: deps.metrics });
   const operators =
     deps.operators ?? configuredOperators({ file: undefined, adminToken: deps.adminToken, senders: deps.senders });
-  if (operators.length > 0) app.register(adminRoutes, { register: deps.register, operators, now: deps.now });
+  if (operators.length > 0) {
+    app.register(adminRoutes, { register: deps.register, operators, now: deps.now });
+    app.register(consoleRoutes, { prefix: CONSOLE_PATH, register: deps.register, operators, now: deps.now });
+  }
   return app;
 }

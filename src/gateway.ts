@@ -147,6 +147,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     logger,
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
+    trustProxy: config.trustProxy,
     adminToken: config.adminToken,
     operators: config.operators,
     senders: config.senders,

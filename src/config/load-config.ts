@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { type RegisterLocation, registerLocation } from "./database-url.ts";
 import { configuredOperators, OperatorConfigError, type OperatorEntry } from "./operators.ts";
 import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
@@ -67,6 +68,13 @@ export interface GatewayConfig {
    * checks take the instance out first, so a rolling restart sends no client a 503.
    */
   readonly shutdownDelayMs: number;
+  /**
+   * The reverse proxies in front of the gateway (TRUST_PROXY: addresses or
+   * CIDR ranges): only their X-Forwarded-Proto/-Host/-For are believed. Behind
+   * a proxy that ends TLS, the console then knows the browser used HTTPS and
+   * marks its cookie Secure. Empty: the gateway believes no forwarded header.
+   */
+  readonly trustProxy: readonly string[];
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -132,6 +140,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 3650) * 3_600_000,
     purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     shutdownDelayMs: integer(env, "SHUTDOWN_DELAY_MS", 0, 0, 120_000),
+    trustProxy: trustedProxies(text(env, "TRUST_PROXY")),
   });
 }
 
@@ -160,6 +169,29 @@ function operators(
     if (error instanceof OperatorConfigError) throw new ConfigError(error.message);
     throw error;
   }
+}
+
+/** proxy-addr's names for whole ranges, as Fastify's trustProxy takes them. */
+const PROXY_RANGE_NAMES = ["loopback", "linklocal", "uniquelocal"];
+
+/**
+ * `TRUST_PROXY=127.0.0.1,10.0.0.0/8`. Not "true": trusting every hop would let
+ * any client claim HTTPS or another address by sending the headers itself.
+ */
+function trustedProxies(raw: string | undefined): readonly string[] {
+  if (raw === undefined) return [];
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const family = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGE_NAMES.includes(entry) && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(
+        `TRUST_PROXY must list the proxies' addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8), or loopback, linklocal, uniquelocal; got "${entry}"`,
+      );
+    }
+  }
+  return Object.freeze(entries);
 }
 
 function adminToken(token: string | undefined): string | undefined {

@@ -80,6 +80,9 @@ function appForDocs(): { app: FastifyInstance; routes: { method: string; url: st
   const routes: { method: string; url: string }[] = [];
   // buildApp registers its route plugins; they load at ready(), after this hook is in place.
   app.addHook("onRoute", (route) => {
+    // The console's pages are for people, not part of the API: hidden from the document. Only
+    // they may be: a hidden route anywhere else is still required to be documented.
+    if (route.url.startsWith("/console") && (route.schema as { hide?: boolean } | undefined)?.hide === true) return;
     for (const method of [route.method].flat()) {
       // Fastify adds HEAD for every GET by itself; HTTP makes it the GET without a body.
       if (method !== "HEAD") routes.push({ method, url: route.url });

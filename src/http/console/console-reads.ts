@@ -1,0 +1,80 @@
+import type { Principal } from "../../config/operators.ts";
+import { allowed } from "../../operations/authorization.ts";
+import type { EventStatus } from "../../register/event-status.ts";
+import type {
+  AttemptRecord,
+  Backlog,
+  EventRecord,
+  EventRegister,
+  PageCursor,
+  ReplayRecord,
+} from "../../register/port.ts";
+import { maskPersonalData } from "../../views/mask-personal-data.ts";
+import type { ListQuery } from "./list-query.ts";
+
+/** What the console's pages read from the register, one function per page. */
+
+/** Events per page of the list. */
+export const PAGE_SIZE = 50;
+/** Search hits shown: a term matches a handful of events, never a page's worth. */
+export const SEARCH_LIMIT = 50;
+
+export interface EventListData {
+  query: ListQuery;
+  records: EventRecord[];
+  /** Where the "Older" page starts; undefined on the last page. */
+  older: PageCursor | undefined;
+  backlog: Backlog;
+  /** Events per status within the filters other than status: the tabs' numbers. */
+  counts: Record<EventStatus, number>;
+}
+
+export async function loadEventList(register: EventRegister, query: ListQuery): Promise<EventListData> {
+  const { status, sender, since, until, before } = query;
+  // One row more than shown says whether an older page exists, so "Older" never leads to an empty page.
+  const [rows, backlog, counts] = await Promise.all([
+    register.page({ status, sender, since, until, before, limit: PAGE_SIZE + 1 }),
+    register.backlog(),
+    register.countByStatus({ sender, since, until }),
+  ]);
+  const records = rows.slice(0, PAGE_SIZE);
+  const last = records.at(-1);
+  const older =
+    rows.length > PAGE_SIZE && last !== undefined
+      ? { receivedAt: last.receivedAt, sender: last.sender, eventId: last.eventId }
+      : undefined;
+  return { query, records, older, backlog, counts };
+}
+
+/** Events whose event_id, correlation id, 1C order or the site's order is exactly `term`, newest first. */
+export async function searchEvents(register: EventRegister, term: string): Promise<EventRecord[]> {
+  return register.search(term, SEARCH_LIMIT);
+}
+
+export interface EventDetails {
+  record: EventRecord;
+  attempts: AttemptRecord[];
+  replays: ReplayRecord[];
+  /** The accepted body as this person may see it. */
+  body: unknown;
+  /** True when e-mail and phone were masked (a viewer). */
+  masked: boolean;
+}
+
+/** Everything the event page shows, the body masked for anyone who may not read personal data. */
+export async function loadEventDetails(
+  register: EventRegister,
+  sender: string,
+  eventId: string,
+  reader: Principal,
+): Promise<EventDetails | undefined> {
+  const record = await register.find(sender, eventId);
+  if (record === undefined) return undefined;
+  const [attempts, replays] = await Promise.all([
+    register.listAttempts(sender, eventId),
+    register.listReplays(sender, eventId),
+  ]);
+  const masked = !allowed(reader.role, "personal-data.read");
+  const body = JSON.parse(record.body) as unknown;
+  return { record, attempts, replays, body: masked ? maskPersonalData(body) : body, masked };
+}

@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { parseMediaType } from "../media-type.ts";
+import { ConsoleError } from "./console-error.ts";
+
+/** The console's forms are a few short fields; the bulk preview's list of events is the longest. */
+export const FORM_BODY_LIMIT = 64 * 1024;
+
+const FORM_MEDIA_TYPE = "application/x-www-form-urlencoded";
+
+/** A posted form: each field once. */
+export class FormFields {
+  readonly #fields: ReadonlyMap<string, string>;
+
+  constructor(fields: ReadonlyMap<string, string>) {
+    this.#fields = fields;
+  }
+
+  get(name: string): string | undefined {
+    return this.#fields.get(name);
+  }
+}
+
+/**
+ * Makes the console's encapsulated context read HTML forms and nothing else:
+ * the gateway's JSON parser is removed here (only here: the rest of the
+ * gateway keeps it), and any other body is 415 before it is read.
+ */
+export function acceptFormBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    FORM_MEDIA_TYPE,
+    { parseAs: "string", bodyLimit: FORM_BODY_LIMIT },
+    (request, body, done) => {
+      try {
+        checkCharset(request.headers["content-type"]);
+        done(null, parseForm(String(body)));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  );
+  app.addContentTypeParser("*", (_request, _payload, done) => {
+    done(new ConsoleError(415, "Unsupported form", `the console reads forms sent as ${FORM_MEDIA_TYPE} only`));
+  });
+}
+
+/**
+ * `a=1&b=2` → fields. A field sent twice is refused: which copy a reader
+ * takes differs from one library to the next, and a second `reason` or
+ * `csrf` must never be silently picked over the first.
+ */
+export function parseForm(body: string): FormFields {
+  const fields = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(body)) {
+    if (fields.has(name)) throw new ConsoleError(400, "Bad form", `the field "${name}" was sent twice`);
+    fields.set(name, value);
+  }
+  return new FormFields(fields);
+}
+
+/** The fields a route received; a POST without a body has none (and so fails the CSRF check). */
+export function formOf(request: FastifyRequest): FormFields {
+  return request.body instanceof FormFields ? request.body : new FormFields(new Map());
+}
+
+function checkCharset(contentType: string | undefined): void {
+  const charset = parseMediaType(contentType ?? "")?.parameters.find(([name]) => name === "charset")?.[1];
+  if (charset !== undefined && !["utf-8", "utf8"].includes(charset.toLowerCase())) {
+    throw new ConsoleError(415, "Unsupported form", `charset "${charset}" is not read; send the form in UTF-8`);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Every URL the console links to or posts to, made in one place. An event is
+ * (sender, event_id): the same event_id may come from two senders, so both
+ * are in its URL, each percent-encoded as a path segment.
+ */
+
+export const CONSOLE_PATH = "/console";
+
+export const consolePaths = {
+  home: CONSOLE_PATH,
+  signIn: `${CONSOLE_PATH}/sign-in`,
+  signOut: `${CONSOLE_PATH}/sign-out`,
+  search: `${CONSOLE_PATH}/search`,
+  bulkReplay: `${CONSOLE_PATH}/bulk-replay`,
+  bulkReplayPreview: `${CONSOLE_PATH}/bulk-replay/preview`,
+  bulkReplayConfirm: `${CONSOLE_PATH}/bulk-replay/confirm`,
+  stylesheet: `${CONSOLE_PATH}/assets/console.css`,
+  script: `${CONSOLE_PATH}/assets/console.js`,
+  event: (sender: string, eventId: string) =>
+    `${CONSOLE_PATH}/events/${encodeURIComponent(sender)}/${encodeURIComponent(eventId)}`,
+  replay: (sender: string, eventId: string) => `${consolePaths.event(sender, eventId)}/replay`,
+  replayConfirm: (sender: string, eventId: string) => `${consolePaths.event(sender, eventId)}/replay/confirm`,
+} as const;
+
+/** A path with a query string; empty values are left out, so links stay short. */
+export function withQuery(path: string, query: Readonly<Record<string, string | undefined>>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, value);
+  const text = params.toString();
+  return text === "" ? path : `${path}?${text}`;
+}
+
+/**
+ * Where to go after signing in: only a path inside the console. Anything else
+ * (another host, `//evil`, a backslash trick) would make the sign-in page an
+ * open redirect.
+ */
+export function safeNextPath(next: string | undefined): string {
+  if (next === undefined || (!next.startsWith(`${CONSOLE_PATH}/`) && next !== CONSOLE_PATH)) return CONSOLE_PATH;
+  if (/[\\\s]|\/\//.test(next) || next.startsWith(consolePaths.signIn)) return CONSOLE_PATH;
+  return next;
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from "fastify";
+import { ConsoleError } from "../console-error.ts";
+import { clearCookie, cookieName, cookieValue, setCookie } from "../cookies.ts";
+import { formOf } from "../form-body.ts";
+import { singleValues } from "../list-query.ts";
+import { consolePaths, safeNextPath } from "../paths.ts";
+import { sendPage } from "../requests.ts";
+import { checkSignInToken, overTls } from "../security.ts";
+import { type ConsoleSessions, randomToken, SESSION_COOKIE, SIGN_IN_COOKIE } from "../sessions.ts";
+import type { SignInThrottle } from "../sign-in-throttle.ts";
+import { signInPage } from "../views/sign-in-page.ts";
+
+export interface SignInRoutesOptions {
+  sessions: ConsoleSessions;
+  throttle: SignInThrottle;
+  now: () => number;
+}
+
+/** The console's only public pages: the sign-in form and its POST. */
+export async function signInRoutes(app: FastifyInstance, options: SignInRoutesOptions): Promise<void> {
+  const { sessions, throttle, now } = options;
+
+  app.get("/sign-in", { schema: { hide: true } }, async (request, reply) => {
+    const secure = overTls(request);
+    // One token per browser: a second tab's form stays valid.
+    const token = cookieValue(request.headers.cookie, cookieName(SIGN_IN_COOKIE, secure)) ?? randomToken();
+    const next = safeNextPath(singleValues(request.query).next);
+    reply.header("set-cookie", setCookie(SIGN_IN_COOKIE, token, secure));
+    return sendPage(reply, 200, signInPage({ csrfToken: token, next }));
+  });
+
+  app.post("/sign-in", { schema: { hide: true } }, async (request, reply) => {
+    const secure = overTls(request);
+    const form = formOf(request);
+    const formToken = cookieValue(request.headers.cookie, cookieName(SIGN_IN_COOKIE, secure));
+    checkSignInToken(formToken, form);
+    const waitMs = throttle.waitMs(request.ip, now());
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      throw new ConsoleError(
+        429,
+        "Too many sign-in attempts",
+        `too many wrong tokens from your address; try again in ${seconds} s`,
+        {
+          retryAfterSeconds: seconds,
+          link: { href: consolePaths.signIn, text: "Sign in" },
+        },
+      );
+    }
+    const next = safeNextPath(form.get("next"));
+    const created = await sessions.signIn(form.get("token") ?? "");
+    if (created === undefined) {
+      throttle.failed(request.ip, now());
+      const error =
+        "That token is not valid. Use your own token from OPERATORS_FILE (a sender's token does not sign in).";
+      return sendPage(reply, 401, signInPage({ csrfToken: formToken ?? randomToken(), next, error }));
+    }
+    // A session this browser still had is ended, not left behind in the register.
+    const previous = await sessions.resolve(cookieValue(request.headers.cookie, cookieName(SESSION_COOKIE, secure)));
+    if (previous !== undefined) await sessions.signOut(previous.session);
+    request.log.info({ operator: created.user.principal.name }, "console sign-in");
+    return reply
+      .header("set-cookie", [setCookie(SESSION_COOKIE, created.id, secure), clearCookie(SIGN_IN_COOKIE, secure)])
+      .redirect(next, 303);
+  });
+}

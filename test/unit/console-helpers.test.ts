@@ -1,0 +1,182 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { decodeEventKeys, encodeEventKeys } from "../../src/http/console/bulk-replay.ts";
+import { clearCookie, cookieValue, setCookie } from "../../src/http/console/cookies.ts";
+import { parseForm } from "../../src/http/console/form-body.ts";
+import { parseListQuery } from "../../src/http/console/list-query.ts";
+import { consolePaths, safeNextPath, withQuery } from "../../src/http/console/paths.ts";
+import { SignInThrottle } from "../../src/http/console/sign-in-throttle.ts";
+import { ageText, parseUtcInput, utcInputValue, utcText } from "../../src/http/console/time-text.ts";
+
+const SPEC = { name: "console", path: "/console", maxAgeSeconds: 28_800 };
+
+describe("console cookies", () => {
+  it("are HttpOnly and SameSite=Strict on their path; Secure and __Secure- named only over TLS", () => {
+    expect(setCookie(SPEC, "abc", false)).toBe("console=abc; Path=/console; Max-Age=28800; HttpOnly; SameSite=Strict");
+    expect(setCookie(SPEC, "abc", true)).toBe(
+      "__Secure-console=abc; Path=/console; Max-Age=28800; HttpOnly; SameSite=Strict; Secure",
+    );
+    expect(clearCookie(SPEC, false)).toBe("console=; Path=/console; Max-Age=0; HttpOnly; SameSite=Strict");
+  });
+
+  it("are read by exact name, and not at all when the name comes twice", () => {
+    expect(cookieValue("a=1; console=abc; consolex=2", "console")).toBe("abc");
+    expect(cookieValue("consolex; console_other=1", "console")).toBeUndefined();
+    expect(cookieValue("console=planted; console=mine", "console")).toBeUndefined();
+    expect(cookieValue(undefined, "console")).toBeUndefined();
+  });
+});
+
+describe("console paths", () => {
+  it("put sender and event_id each in their own encoded segment", () => {
+    expect(consolePaths.event("shop-a", "evt:1")).toBe("/console/events/shop-a/evt%3A1");
+    expect(consolePaths.replayConfirm("shop-a", "e")).toBe("/console/events/shop-a/e/replay/confirm");
+    expect(withQuery("/console", { status: "FAILED_FINAL", sender: "", since: undefined })).toBe(
+      "/console?status=FAILED_FINAL",
+    );
+  });
+
+  it("return from sign-in only to a page of the console (no open redirect)", () => {
+    expect(safeNextPath("/console/events/default/e1?replayed=1")).toBe("/console/events/default/e1?replayed=1");
+    expect(safeNextPath("/console")).toBe("/console");
+    for (const elsewhere of [
+      undefined,
+      "https://evil.example/",
+      "//evil.example",
+      "/console//evil.example",
+      "/console/\\evil",
+      "/consoleevil",
+      "/integration/v1/admin/events",
+      "/console/sign-in?next=/console",
+    ]) {
+      expect(safeNextPath(elsewhere), String(elsewhere)).toBe("/console");
+    }
+  });
+});
+
+describe("console times", () => {
+  it("are shown in UTC, said so", () => {
+    expect(utcText(Date.UTC(2026, 10, 30, 10, 0, 5, 250))).toBe("2026-11-30 10:00:05 UTC");
+    expect(utcInputValue(Date.UTC(2026, 10, 30, 10, 0, 5))).toBe("2026-11-30T10:00:05");
+    expect(utcInputValue(Date.UTC(2026, 10, 30, 10, 0, 5, 250))).toBe("2026-11-30T10:00:05.250");
+    expect(utcInputValue(undefined)).toBe("");
+  });
+
+  it("read what a datetime-local input sends as UTC, and ISO 8601 with a zone as written", () => {
+    expect(parseUtcInput("2026-11-30T10:00")).toBe(Date.UTC(2026, 10, 30, 10, 0));
+    expect(parseUtcInput("2026-11-30T10:00:05")).toBe(Date.UTC(2026, 10, 30, 10, 0, 5));
+    expect(parseUtcInput("2026-11-30T10:00:05.250")).toBe(Date.UTC(2026, 10, 30, 10, 0, 5, 250));
+    expect(parseUtcInput("2026-11-30")).toBe(Date.UTC(2026, 10, 30));
+    expect(parseUtcInput("2026-11-30T13:00:00+03:00")).toBe(Date.UTC(2026, 10, 30, 10, 0));
+    expect(parseUtcInput("2026-11-30T10:00:00Z")).toBe(Date.UTC(2026, 10, 30, 10, 0));
+    for (const wrong of [
+      "",
+      "yesterday",
+      "2026-02-30",
+      "2026-13-01",
+      "2026-11-30T25:00",
+      "2026-11-30Z",
+      "1764496800000",
+    ]) {
+      expect(parseUtcInput(wrong), wrong).toBeUndefined();
+    }
+  });
+
+  it("say how long something waited in the unit that matters", () => {
+    expect([0, 45_000, 4 * 60_000, 2 * 3_600_000, 125 * 60_000, 3 * 86_400_000, 74 * 3_600_000].map(ageText)).toEqual([
+      "0 s",
+      "45 s",
+      "4 min",
+      "2 h",
+      "2 h 5 min",
+      "3 d",
+      "3 d 2 h",
+    ]);
+  });
+});
+
+describe("console forms and queries", () => {
+  it("read each field once and refuse a repeated one", () => {
+    const form = parseForm("reason=MUG-010+added&csrf=t%2Bk");
+    expect([form.get("reason"), form.get("csrf"), form.get("force")]).toEqual(["MUG-010 added", "t+k", undefined]);
+    expect(() => parseForm("reason=a&reason=b")).toThrow(/"reason" was sent twice/);
+  });
+
+  it("read the list's filters and cursor, refusing what cannot be one", () => {
+    expect(
+      parseListQuery({
+        status: "FAILED_FINAL",
+        sender: "shop-a",
+        since: "2026-11-30T00:00",
+        before_received: "1764496800000",
+        before_sender: "shop-a",
+        before_event: "evt-1",
+      }),
+    ).toEqual({
+      status: "FAILED_FINAL",
+      sender: "shop-a",
+      since: Date.UTC(2026, 10, 30),
+      until: undefined,
+      before: { receivedAt: 1_764_496_800_000, sender: "shop-a", eventId: "evt-1" },
+    });
+    expect(parseListQuery({ status: "", sender: " " })).toEqual({
+      status: undefined,
+      sender: undefined,
+      since: undefined,
+      until: undefined,
+      before: undefined,
+    });
+    expect(() => parseListQuery({ status: "LOST" })).toThrow(/status must be one of/);
+    expect(() => parseListQuery({ status: ["FAILED_FINAL", "SUCCEEDED"] })).toThrow(/more than once/);
+    expect(() => parseListQuery({ sender: "shop a" })).toThrow(/sender/);
+    expect(() => parseListQuery({ until: "soon" })).toThrow(/until is not a date/);
+    expect(() => parseListQuery({ before_received: "1", before_sender: "s" })).toThrow(/Older/);
+  });
+
+  it("carry a bulk preview's events in one field and read back exactly those", () => {
+    const keys = [
+      { sender: "default", eventId: "evt:1" },
+      { sender: "shop-a", eventId: "evt_2026-11-29_shop-a_100234" },
+    ];
+    expect(encodeEventKeys(keys)).toBe("default~evt:1 shop-a~evt_2026-11-29_shop-a_100234");
+    expect(decodeEventKeys(encodeEventKeys(keys))).toEqual(keys);
+    for (const damaged of ["", "~evt", "default~", "default~..", "sho p~e", "default~e<script>", "default"]) {
+      expect(decodeEventKeys(damaged), damaged).toBeUndefined();
+    }
+    expect(decodeEventKeys(Array.from({ length: 101 }, (_, i) => `s~e${i}`).join(" "))).toBeUndefined();
+  });
+});
+
+describe("the sign-in throttle", () => {
+  it("lets an address fail 10 times in the window, then makes it wait until the window ends", () => {
+    const throttle = new SignInThrottle({ maxFailures: 10, windowMs: 300_000 });
+    for (let i = 0; i < 10; i++) {
+      expect(throttle.waitMs("10.0.0.1", 1000)).toBe(0);
+      throttle.failed("10.0.0.1", 1000 + i);
+    }
+    expect(throttle.waitMs("10.0.0.1", 2000)).toBe(299_000);
+    expect(throttle.waitMs("10.0.0.2", 2000)).toBe(0);
+    expect(throttle.waitMs("10.0.0.1", 301_000)).toBe(0);
+  });
+});
+
+describe("TRUST_PROXY", () => {
+  const base = { ONEC_URL: "http://1c.local/hs", ALLOW_ANONYMOUS: "true" };
+
+  it("is off by default and takes addresses, CIDR ranges and proxy-addr's range names", () => {
+    expect(loadConfig(base).trustProxy).toEqual([]);
+    expect(loadConfig({ ...base, TRUST_PROXY: "127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback" }).trustProxy).toEqual([
+      "127.0.0.1",
+      "10.0.0.0/8",
+      "::1",
+      "fd00::/8",
+      "loopback",
+    ]);
+  });
+
+  it('refuses anything else with one line, "true" included (any client could then claim HTTPS)', () => {
+    for (const wrong of ["true", "10.0.0.0/33", "fd00::/129", "proxy.local", "10.0.0.1/8/8", "127.0.0.1,,::1"]) {
+      expect(() => loadConfig({ ...base, TRUST_PROXY: wrong }), wrong).toThrow(/^TRUST_PROXY must list/);
+    }
+  });
+});
