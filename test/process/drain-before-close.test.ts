@@ -39,6 +39,8 @@ describe("SIGTERM with SHUTDOWN_DELAY_MS: not ready first, serving until the dra
     const during = await Promise.all(Array.from({ length: 20 }, () => postEvent(gateway.url, orderPaidEvent())));
     expect(Date.now() - signalledAt).toBeLessThan(DRAIN_MS);
     expect(during.map((answer) => answer.status).filter((status) => status !== 201)).toEqual([]);
+    // A balancer's kept-alive connection is told to end after each answer, not cut under a request later.
+    expect(during.map((answer) => answer.headers.connection)).toEqual(during.map(() => "close"));
     expect((await call(`${gateway.url}/healthz`)).status).toBe(200);
 
     await exited;
