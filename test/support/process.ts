@@ -30,7 +30,11 @@ export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_0
   createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => output.push(line));
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output.join("\n")}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left behind: a gateway that never said it listens may still be starting.
+      child.kill("SIGKILL");
+      reject(new Error(`gateway did not start:\n${output.join("\n")}`));
+    }, timeoutMs);
     lines.on("line", (line) => {
       output.push(line);
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
