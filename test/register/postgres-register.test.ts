@@ -188,6 +188,24 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     expect([...seen.keys()].sort()).toEqual([...ids, "after-burst"].sort());
   });
 
+  it("reserves a burst as one batch: each key created once, repeats in and across batches are existing", async () => {
+    const a = await open();
+    const b = await open();
+    const ids = Array.from({ length: 200 }, (_, i) => `batch-${i}`);
+    await a.reserve(reserveRequest({ eventId: "batch-7" }));
+    // Two instances, the same keys in opposite orders, each key twice on each: no deadlock, one creation each.
+    const results = await Promise.all([
+      ...ids.flatMap((eventId) => [a.reserve(reserveRequest({ eventId })), a.reserve(reserveRequest({ eventId }))]),
+      ...[...ids].reverse().map((eventId) => b.reserve(reserveRequest({ eventId }))),
+    ]);
+    const created = results.filter((r) => r.outcome === "created").map((r) => r.record.eventId);
+    expect(created.sort()).toEqual(ids.filter((id) => id !== "batch-7").sort());
+    expect(results.filter((r) => r.outcome === "existing")).toHaveLength(results.length - 199);
+    for (const result of results) expect(result.record.fingerprint).toBe("fp-1");
+    const rows = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM inbound_events WHERE event_id LIKE 'batch-%'`;
+    expect(Number(rows[0]?.n)).toBe(200);
+  });
+
   it("listens again after its LISTEN connection is killed", async () => {
     const a = await open();
     const b = await open();

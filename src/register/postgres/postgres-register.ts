@@ -36,6 +36,7 @@ import { migrate } from "./migrate.ts";
 import { PostgresSessionStore } from "./session-store.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
+import { TickBatcher } from "./tick-batcher.ts";
 
 export interface PostgresRegisterOptions {
   /** Connections in the pool (not counting the one LISTEN connection). */
@@ -63,6 +64,7 @@ export class PostgresRegister implements EventRegister {
   readonly #sql: q.Sql;
   readonly #feed: ChangeFeed;
   readonly #clock: q.ClockSource;
+  readonly #reservations = new TickBatcher<ReserveRequest, ReserveResult>((batch) => this.#reserveBatch(batch));
   #closing: Promise<void> | undefined;
   readonly sessions: SessionStore;
 
@@ -109,20 +111,44 @@ export class PostgresRegister implements EventRegister {
   }
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    const result = await storage(async (): Promise<ReserveResult> => {
-      // Read committed: a concurrent insert of the same key makes ours wait for its commit and do nothing;
-      // the SELECT that follows, a new statement, then sees that row.
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock });
-        if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
-        const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
-        if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
-        // Purged between the two statements: the key is free again, so insert once more.
-      }
-      throw new Error(`event ${request.eventId} keeps vanishing between insert and select`);
-    });
+    const result = await storage(() => this.#reservations.submit(request));
     if (result.outcome === "created") this.#changed("recorded", result.record);
     return result;
+  }
+
+  /**
+   * The reservations of one event-loop turn: one INSERT for all, then one
+   * SELECT for the keys that were there already. Read committed: a
+   * concurrent insert of the same key makes ours wait for its commit and do
+   * nothing; the SELECT, a new statement, then sees that row.
+   */
+  async #reserveBatch(batch: readonly ReserveRequest[]): Promise<ReserveResult[]> {
+    const params = batch.map((request) => ({ ...request, clock: this.#clock }));
+    const inserted = await q.insertEvents(this.#sql, params, this.#clock);
+    const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
+    const others = batch.filter((_, index) => !createdAt.has(index));
+    const existing = others.length === 0 ? [] : await q.selectEvents(this.#sql, others);
+    const existingByKey = new Map(existing.map((row) => [`${row.sender}\u0000${row.event_id}`, row]));
+    return Promise.all(
+      batch.map(async (request, index): Promise<ReserveResult> => {
+        const created = createdAt.get(index);
+        if (created !== undefined) return { outcome: "created", record: toRecord(created) };
+        const row = existingByKey.get(`${request.sender}\u0000${request.eventId}`);
+        if (row !== undefined) return { outcome: "existing", record: toRecord(row) };
+        return this.#reserveAlone(request);
+      }),
+    );
+  }
+
+  /** Purged between the batch's two statements: the key is free again, so insert once more, alone. */
+  async #reserveAlone(request: ReserveRequest): Promise<ReserveResult> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock });
+      if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
+      const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
+      if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
+    }
+    throw new Error(`event ${request.eventId} keeps vanishing between insert and select`);
   }
 
   watch(listener: (change: RegisterChange) => void): () => void {

@@ -68,6 +68,51 @@ export async function insertEvent(db: Db, p: ReserveParams): Promise<EventRow | 
   return rows[0];
 }
 
+/**
+ * Records each event whose (sender, event_id) is not there yet, in one
+ * statement: a batch of concurrent reservations, one commit. Within the
+ * batch the first request for a key (by position) is the one that may
+ * insert. Rows are inserted in key order, so two batches that share keys
+ * wait for each other in the same order and never deadlock. Returns the new
+ * rows only, each with the 1-based position of the request that made it.
+ */
+export async function insertEvents(
+  db: Db,
+  batch: readonly ReserveParams[],
+  clock: ClockSource,
+): Promise<(EventRow & { ord: number })[]> {
+  const column = <K extends keyof ReserveParams>(key: K) => batch.map((p) => p[key]);
+  const now = clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`caller_now`;
+  return db<(EventRow & { ord: number })[]>`
+    WITH input AS (
+      SELECT * FROM unnest(${column("sender")}::text[], ${column("eventId")}::text[],
+                           ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
+                           ${column("correlationId")}::text[], ${column("body")}::text[],
+                           ${column("now").map(String)}::bigint[])
+        WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now, ord)),
+    firsts AS (
+      SELECT DISTINCT ON (sender, event_id) *, ${now} AS stamped FROM input
+       ORDER BY sender, event_id, ord),
+    inserted AS (
+      INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
+                                  round_started_at, next_attempt_at, received_at, updated_at)
+      SELECT sender, event_id, fingerprint, policy_version, 'PROCESSING', correlation_id, body,
+             stamped, stamped, stamped, stamped
+        FROM firsts ORDER BY sender COLLATE "C", event_id COLLATE "C"
+      ON CONFLICT (sender, event_id) DO NOTHING
+      RETURNING *)
+    SELECT inserted.*, firsts.ord::integer AS ord FROM inserted
+      JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id`;
+}
+
+/** The rows of these keys that exist; absent keys are simply missing. */
+export function selectEvents(db: Db, keys: readonly { sender: string; eventId: string }[]) {
+  return db<EventRow[]>`
+    SELECT e.* FROM inbound_events e
+      JOIN unnest(${keys.map((k) => k.sender)}::text[], ${keys.map((k) => k.eventId)}::text[]) AS k(sender, event_id)
+        ON e.sender = k.sender AND e.event_id = k.event_id`;
+}
+
 export async function selectEvent(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
   const rows = await db<EventRow[]>`SELECT * FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId}`;
   return rows[0];
