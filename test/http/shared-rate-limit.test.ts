@@ -3,7 +3,7 @@ import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/em
 import { migrateDatabase } from "../../src/register/postgres/migrate.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
-import { postEvent } from "../support/http.ts";
+import { call, postEvent } from "../support/http.ts";
 import { postgresForTests, type TestDatabase, truncateRegister } from "../support/postgres.ts";
 import { tcpProxy } from "../support/tcp-proxy.ts";
 
@@ -98,11 +98,17 @@ describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL da
   it("steps aside while the database is unreachable: the answer is the register's 503, never a 500", async () => {
     const proxy = await tcpProxy(new URL(db.url));
     const instance = await gateway(5, proxy.url);
-    expect((await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+    const accepted = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
+    expect(accepted.status).toBe(202);
     await proxy.cut();
     const during = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
     expect(during.status).toBe(503);
     expect(Number(during.headers["retry-after"])).toBeGreaterThan(0);
+    // README, "When PostgreSQL is down": status URLs get the same 503, and /readyz says 503.
+    const status = await call(`${instance.url}${accepted.headers.location}`, { headers: bearer(SHOP_A) });
+    expect(status.status).toBe(503);
+    expect(Number(status.headers["retry-after"])).toBeGreaterThan(0);
+    expect((await call(`${instance.url}/readyz`)).status).toBe(503);
     await proxy.restore();
     expect((await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
   });

@@ -6,7 +6,7 @@ import { type RegisterChange, StorageUnavailableError } from "../../src/register
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { type Db, search } from "../../src/register/postgres/statements.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
-import { changedEventId, describeChange, reserveRequest, T0 } from "../support/records.ts";
+import { changedEventId, describeChange, reserveRequest, SEARCH_INDEXES, T0 } from "../support/records.ts";
 import { freePort, tcpProxy } from "../support/tcp-proxy.ts";
 
 /**
@@ -15,16 +15,6 @@ import { freePort, tcpProxy } from "../support/tcp-proxy.ts";
  * when the server goes away, and its query plans. The contract itself is in
  * register.test.ts.
  */
-
-/** The indexes the console's search must be answered from: one per key it matches. */
-const SEARCH_INDEXES = [
-  "inbound_events_by_correlation_id",
-  "inbound_events_by_event_id",
-  "inbound_events_by_order_id",
-  "inbound_events_by_order_number",
-  "inbound_events_by_site_order_id",
-  "inbound_events_by_site_order_number",
-];
 
 /** One node of EXPLAIN (FORMAT JSON) and the nodes under it. */
 interface PlanNode {

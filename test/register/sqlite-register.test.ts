@@ -4,23 +4,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { SEARCH_SQL } from "../../src/register/sqlite/statements.ts";
-import { reserveRequest } from "../support/records.ts";
+import { reserveRequest, SEARCH_INDEXES } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
  * What only the SQLite backend has: its pragmas, its file lock, its query
  * plans. The contract is in register.test.ts.
  */
-
-/** The indexes the console's search must be answered from: one per key it matches. */
-const SEARCH_INDEXES = [
-  "inbound_events_by_correlation_id",
-  "inbound_events_by_event_id",
-  "inbound_events_by_order_id",
-  "inbound_events_by_order_number",
-  "inbound_events_by_site_order_id",
-  "inbound_events_by_site_order_number",
-];
 
 describe("SqliteRegister", () => {
   let dir: ReturnType<typeof tempDir>;

@@ -56,3 +56,13 @@ export function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequ
     ...patch,
   };
 }
+
+/** The indexes the console's search must be answered from: one per key it matches. */
+export const SEARCH_INDEXES = [
+  "inbound_events_by_correlation_id",
+  "inbound_events_by_event_id",
+  "inbound_events_by_order_id",
+  "inbound_events_by_order_number",
+  "inbound_events_by_site_order_id",
+  "inbound_events_by_site_order_number",
+];
