@@ -1,7 +1,7 @@
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
 import { EventStatus } from "../register/event-status.ts";
-import type { EventRecord, EventRegister } from "../register/port.ts";
+import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
 import type { AcceptResult } from "./accept-result.ts";
 
 export interface AcceptorOptions {
@@ -29,10 +29,11 @@ export interface AcceptRequest {
 }
 
 /**
- * Turns at-least-once requests into one recorded event: reserve it, and
- * answer within the sync wait either way. The request never calls 1C itself:
- * the register tells the deliverer of the new event, and every call goes
- * through the deliverer's concurrency cap, breaker and leases.
+ * Turns at-least-once requests into one recorded event: look it up, reserve
+ * it if it is new, and answer within the sync wait either way. The request
+ * never calls 1C itself: the register tells the deliverer of the new event,
+ * and every call goes through the deliverer's concurrency cap, breaker and
+ * leases.
  */
 export class OrderPaidAcceptor {
   readonly #register: EventRegister;
@@ -46,6 +47,11 @@ export class OrderPaidAcceptor {
   }
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
+    // A repeat changes nothing: answered from a read, without taking the write lock.
+    // Only a miss goes on to the reserving write, which still settles the race of
+    // two first requests (one of them then gets "existing", answered the same way).
+    const found = await this.#register.find(request.sender, request.eventId);
+    if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical);
     const reserved = await this.#register.reserve({
       sender: request.sender,
       eventId: request.eventId,
@@ -55,11 +61,15 @@ export class OrderPaidAcceptor {
       correlationId: request.correlationId,
       now: this.#options.now(),
     });
-    const { record } = reserved;
+    return this.#answer(reserved, request.canonical);
+  }
+
+  /** The one answer code for a row, however it was found: by the read or by the reserving write. */
+  async #answer({ outcome, record }: ReserveResult, canonical: Canonical): Promise<AcceptResult> {
     // 409 comes before any "still processing" answer: a different body is never a repeat.
-    if (reserved.outcome === "existing" && !sameEvent(record, request.canonical)) return { kind: "conflict", record };
+    if (outcome === "existing" && !sameEvent(record, canonical)) return { kind: "conflict", record };
     // Only the request that recorded the event gets 201; every other one is a repeat of it.
-    const firstAnswer = reserved.outcome === "created";
+    const firstAnswer = outcome === "created";
     if (record.status !== EventStatus.PROCESSING) return { kind: "event", record, firstAnswer };
     return { kind: "event", record: await this.#waitForOutcome(record), firstAnswer };
   }

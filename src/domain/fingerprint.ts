@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import canonicalize from "canonicalize";
 
 /**
@@ -25,6 +25,7 @@ export function canonicalizeEvent(value: unknown, policy: string = FINGERPRINT_P
   return { text, fingerprint: fingerprintOf(text, policy), policy };
 }
 
+/** SHA-256 of the UTF-8 bytes of `policy`, a line feed and the canonical text; one call, no Hash object. */
 export function fingerprintOf(canonicalText: string, policy: string): string {
-  return createHash("sha256").update(policy).update("\n").update(canonicalText).digest("hex");
+  return hash("sha256", `${policy}\n${canonicalText}`, "hex");
 }

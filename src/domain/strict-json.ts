@@ -30,12 +30,14 @@ export function parseStrictJson(text: string): StrictJsonResult {
   } catch (error) {
     return { ok: false, reason: "syntax", message: (error as Error).message };
   }
-  const scan = scanText(text);
-  if (scan.duplicate !== undefined) {
+  const scan = countText(text);
+  // As many members in the value as in the text: no key was written twice. Otherwise find which one.
+  const duplicate = scan.members === membersOf(value) ? undefined : scanText(text).duplicate;
+  if (duplicate !== undefined) {
     return {
       ok: false,
       reason: "duplicate-key",
-      message: `key "${scan.duplicate.key}" appears twice in one object (second at character ${scan.duplicate.offset})`,
+      message: `key "${duplicate.key}" appears twice in one object (second at character ${duplicate.offset})`,
     };
   }
   // Pointers cost a path per value: worked out only for bodies that need them.
@@ -43,10 +45,66 @@ export function parseStrictJson(text: string): StrictJsonResult {
 }
 
 /**
- * One pass over text JSON.parse accepted (so the grammar is known to be
- * valid): the first repeated key, and whether any number has a fraction or
- * an exponent. Numbers are the only tokens outside strings that start with
- * `-` or a digit; the `e` of `true` and `false` is never looked at.
+ * The cheap pass, over text JSON.parse accepted: how many object members it
+ * writes (a colon outside strings ends every key, and nothing else), and
+ * whether a number has a fraction or an exponent (outside strings `.` and
+ * `E` occur only in numbers, and `e` after a digit only there: in `true`
+ * and `false` it follows a letter). Strings are skipped whole with indexOf.
+ * JSON.parse keeps one member per distinct key, so the value holds fewer
+ * members than the text exactly when some object repeats a key: the first
+ * such object has all its members and all its predecessors' in the value.
+ */
+function countText(text: string): { members: number; hasDecimal: boolean } {
+  const length = text.length;
+  let members = 0;
+  let hasDecimal = false;
+  for (let i = 0; i < length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22 /* " */) i = closingQuote(text, i);
+    else if (ch === 0x3a /* : */) members++;
+    else if (ch === 0x2e /* . */ || ch === 0x45 /* E */ || (ch === 0x65 /* e */ && isDigit(text.charCodeAt(i - 1)))) {
+      hasDecimal = true;
+    }
+  }
+  return { members, hasDecimal };
+}
+
+/** The index of the quote closing the string that opens at `open`: the next one not escaped. */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at !== -1 && isEscaped(text, at)) at = text.indexOf('"', at + 1);
+  return at === -1 ? text.length : at;
+}
+
+/** Preceded by an odd run of backslashes. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let i = at - 1; text.charCodeAt(i) === 0x5c /* \ */; i--) backslashes++;
+  return backslashes % 2 === 1;
+}
+
+function isDigit(ch: number): boolean {
+  return ch >= 0x30 && ch <= 0x39;
+}
+
+/** Own keys of every object in a parsed value, counted without recursion (a body may nest deeply). */
+function membersOf(root: unknown): number {
+  let members = 0;
+  const pending: object[] = typeof root === "object" && root !== null ? [root] : [];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const children: unknown[] = Array.isArray(next) ? next : Object.values(next);
+    if (!Array.isArray(next)) members += children.length;
+    for (const child of children) if (typeof child === "object" && child !== null) pending.push(child);
+  }
+  return members;
+}
+
+/**
+ * The exact pass, run only when the counts differ: over text JSON.parse
+ * accepted (so the grammar is known to be valid), the first repeated key,
+ * with its offset, and whether any number has a fraction or an exponent.
+ * Numbers are the only tokens outside strings that start with `-` or a
+ * digit; the `e` of `true` and `false` is never looked at.
  */
 function scanText(text: string): { duplicate?: { key: string; offset: number }; hasDecimal: boolean } {
   const scopes: Array<Set<string> | null> = [];

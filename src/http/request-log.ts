@@ -1,4 +1,4 @@
-import { type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -7,14 +7,28 @@ declare module "fastify" {
   }
 }
 
+const CORRELATION_LABEL = "correlation_id";
+
 /**
  * One line per request instead of Fastify's two: pino is fast because it
  * writes little. That line carries the correlation id, the sender, the event
  * and the answer, so a request is found by any of them.
+ *
+ * The logger's redaction paths (customer data nested in objects) can never
+ * match the line's fields, all of them strings and numbers, yet with a
+ * wildcard path pino passes every field through the redactor, which costs as
+ * much as the rest of the line. So a line that went well is written by a
+ * child of the same logger without redaction, with the correlation id as the
+ * request's own logger would bind it: the same bytes, at half the cost. A
+ * line with an error keeps the request's logger and its redaction: an error
+ * may carry anything.
  */
 export class RequestLog extends LogController {
+  /** Per root logger: its child without redaction. */
+  readonly #plain = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>();
+
   constructor() {
-    super({ requestIdLogLabel: "correlation_id" });
+    super({ requestIdLogLabel: CORRELATION_LABEL });
   }
 
   override incomingRequest(): void {}
@@ -29,7 +43,23 @@ export class RequestLog extends LogController {
       event_id: request.logEvent?.eventId,
       event_status: request.logEvent?.eventStatus,
     };
-    if (error) reply.log.error({ ...fields, err: error }, "request errored");
+    if (error) {
+      reply.log.error({ ...fields, err: error }, "request errored");
+      return;
+    }
+    const plain = this.#plainLogger(request.server.log);
+    // Only where it would log exactly as the request's logger: same level (a route may set its own).
+    if (plain.level === reply.log.level)
+      plain.info({ [CORRELATION_LABEL]: request.id, ...fields }, "request completed");
     else reply.log.info(fields, "request completed");
+  }
+
+  #plainLogger(root: FastifyBaseLogger): FastifyBaseLogger {
+    let plain = this.#plain.get(root);
+    if (plain === undefined) {
+      plain = root.child({}, { redact: [] });
+      this.#plain.set(root, plain);
+    }
+    return plain;
   }
 }

@@ -32,6 +32,7 @@ import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
 import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
 import { migrations } from "./migrations.ts";
+import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
 import { filterParams, prepareStatements, type Statements, settleStatement } from "./statements.ts";
 import { WriteBatcher } from "./write-batcher.ts";
@@ -52,6 +53,7 @@ export class SqliteRegister implements EventRegister {
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #writes: WriteBatcher;
+  readonly #reads: ReadBatcher;
   readonly #watchers = new Set<(change: RegisterChange) => void>();
   readonly sessions: SessionStore;
 
@@ -67,6 +69,7 @@ export class SqliteRegister implements EventRegister {
     });
     this.#sql = prepareStatements(this.#db);
     this.#writes = new WriteBatcher(this.#db);
+    this.#reads = new ReadBatcher(this.#db, () => this.#writes.flushQueued());
     this.sessions = new SqliteSessionStore(this.#db, { write: (work) => this.#write(work), read: storage });
   }
 
@@ -204,7 +207,12 @@ export class SqliteRegister implements EventRegister {
   }
 
   async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
-    const row = storage(() => this.#sql.select.get(sender, eventId));
+    // Every request's first read (a repeat is answered from it): grouped per turn, see ReadBatcher.
+    const row = await this.#reads
+      .submit(() => this.#sql.select.get(sender, eventId))
+      .catch((error: unknown) => {
+        throw asStorageError(error);
+      });
     return row === undefined ? undefined : toRecord(row);
   }
 

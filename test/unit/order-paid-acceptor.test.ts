@@ -1,0 +1,216 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
+import { type Canonical, canonicalizeEvent, fingerprintOf } from "../../src/domain/fingerprint.ts";
+import { successSnapshot } from "../../src/domain/first-answer.ts";
+import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
+import { EventStatus } from "../../src/register/event-status.ts";
+import type { EventRecord, EventRegister } from "../../src/register/port.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { orderPaidEvent } from "../support/events.ts";
+import { tempDir } from "../support/temp.ts";
+
+/**
+ * The acceptor over a real SQLite register whose calls are counted: a repeat
+ * of a recorded event (issue 13) is answered from register.find() alone, and
+ * only a miss goes on to reserve(), the write that takes the lock.
+ */
+
+const SENDER = "shop-a";
+const ORDER = { id: "order-1", number: "ORD-000001" };
+
+interface Counted {
+  register: EventRegister;
+  calls: Record<string, number>;
+}
+
+/** Every method call on `register` counted by name; the calls themselves go through unchanged. */
+function counted(register: EventRegister): Counted {
+  const calls: Record<string, number> = {};
+  const proxy = new Proxy(register, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || typeof property !== "string") return value;
+      return (...args: unknown[]) => {
+        calls[property] = (calls[property] ?? 0) + 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { register: proxy, calls };
+}
+
+function canonicalOf(eventId: string, mutate?: Parameters<typeof orderPaidEvent>[0]): Canonical {
+  return canonicalizeEvent(
+    orderPaidEvent((event) => {
+      event.event_id = eventId;
+      mutate?.(event);
+    }),
+  );
+}
+
+/** The same event but for the customer's e-mail: another body under the same event_id. */
+function anotherEmail(event: OrderPaidEvent): void {
+  event.order.customer.email = "someone-else@example.com";
+}
+
+describe("OrderPaidAcceptor: repeats answered from a read", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let sqlite: SqliteRegister;
+  let spy: Counted;
+
+  beforeEach(() => {
+    dir = tempDir();
+    sqlite = new SqliteRegister(join(dir.path, "register.db"));
+    spy = counted(sqlite);
+  });
+  afterEach(async () => {
+    await sqlite.close();
+    dir.remove();
+  });
+
+  function acceptor(syncWaitMs = 0): OrderPaidAcceptor {
+    return new OrderPaidAcceptor(spy.register, { syncWaitMs, pollMs: 20, now: Date.now });
+  }
+
+  function accept(canonical: Canonical, syncWaitMs = 0) {
+    const eventId = JSON.parse(canonical.text).event_id as string;
+    return acceptor(syncWaitMs).accept({ sender: SENDER, eventId, canonical, correlationId: "corr-1" });
+  }
+
+  /** Records the event straight in the register, as an earlier request would have. */
+  async function record(canonical: Canonical, policy = canonical.policy): Promise<EventRecord> {
+    const eventId = JSON.parse(canonical.text).event_id as string;
+    const reserved = await sqlite.reserve({
+      sender: SENDER,
+      eventId,
+      fingerprint: fingerprintOf(canonical.text, policy),
+      policyVersion: policy,
+      body: canonical.text,
+      correlationId: "corr-0",
+      now: Date.now(),
+    });
+    return reserved.record;
+  }
+
+  /** Delivers a recorded event as the deliverer would: claim, then settle SUCCEEDED with its first answer. */
+  async function deliver(eventId: string): Promise<EventRecord> {
+    const now = Date.now();
+    const [claim] = await sqlite.claim({
+      owner: "w",
+      now,
+      leaseMs: 10_000,
+      limit: 1,
+      only: { sender: SENDER, eventId },
+    });
+    if (claim === undefined) throw new Error(`${eventId} could not be claimed`);
+    const settled = await sqlite.settle(
+      claim.lease,
+      { status: EventStatus.SUCCEEDED, order: ORDER, response: successSnapshot(eventId, ORDER) },
+      { startedAt: now, durationMs: 1, outcome: "delivered", httpStatus: 201 },
+      now,
+    );
+    if (settled === undefined) throw new Error(`${eventId} lost its lease`);
+    return settled;
+  }
+
+  it("records a new event through the reserving write, and only that request gets the first answer", async () => {
+    const canonical = canonicalOf("evt-new");
+    const result = await accept(canonical);
+    expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { status: "PROCESSING" } });
+    expect(spy.calls.reserve).toBe(1);
+    expect(await sqlite.find(SENDER, "evt-new")).toMatchObject({ body: canonical.text });
+  });
+
+  it("answers a repeat of a finished event with its first answer without calling reserve", async () => {
+    const canonical = canonicalOf("evt-done");
+    await record(canonical);
+    const delivered = await deliver("evt-done");
+
+    const result = await accept(canonical);
+    expect(result).toEqual({ kind: "event", firstAnswer: false, record: delivered });
+    expect(result.record.response).toEqual(successSnapshot("evt-done", ORDER));
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  it("answers another body under a recorded event_id as a conflict without calling reserve", async () => {
+    await record(canonicalOf("evt-taken"));
+    await deliver("evt-taken");
+    const changed = canonicalOf("evt-taken", anotherEmail);
+
+    const result = await accept(changed);
+    expect(result.kind).toBe("conflict");
+    expect(result.record.eventId).toBe("evt-taken");
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  it("checks the conflict before waiting: another body under a pending event is 409 at once", async () => {
+    await record(canonicalOf("evt-pending-conflict"));
+    const changed = canonicalOf("evt-pending-conflict", anotherEmail);
+    const started = Date.now();
+    const result = await accept(changed, 5000);
+    expect(result.kind).toBe("conflict");
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  it("compares a repeat under the policy its row was recorded with, so a policy change is no 409", async () => {
+    const canonical = canonicalOf("evt-old-policy");
+    await record(canonical, "order-paid/older-policy");
+    await deliver("evt-old-policy");
+    const result = await accept(canonical);
+    expect(result).toMatchObject({ kind: "event", firstAnswer: false, record: { status: "SUCCEEDED" } });
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  it("waits on a pending repeat for its outcome, as before, and answers it without calling reserve", async () => {
+    const canonical = canonicalOf("evt-in-flight");
+    await record(canonical);
+    const answered = accept(canonical, 5000);
+    // Delivered while the repeat waits: the settle's change notice wakes it.
+    setTimeout(() => void deliver("evt-in-flight"), 100);
+    const result = await answered;
+    expect(result).toMatchObject({ kind: "event", firstAnswer: false, record: { status: "SUCCEEDED" } });
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  it("answers a pending repeat still pending after the sync wait, having waited it out", async () => {
+    const canonical = canonicalOf("evt-slow");
+    await record(canonical);
+    const started = Date.now();
+    const result = await accept(canonical, 150);
+    expect(result).toMatchObject({ kind: "event", firstAnswer: false, record: { status: "PROCESSING" } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(spy.calls.reserve).toBeUndefined();
+  });
+
+  describe("a request that misses on the read while another records the same event_id", () => {
+    /** The other request records `other` just after this one's read found nothing. */
+    function raceOnFirstRead(other: Canonical): void {
+      const find = spy.register.find.bind(spy.register);
+      let raced = false;
+      spy.register.find = async (sender, eventId) => {
+        const found = await find(sender, eventId);
+        if (raced) return found;
+        raced = true;
+        await record(other);
+        return found;
+      };
+    }
+
+    it("is answered as a repeat of the event the other recorded, through reserve's existing row", async () => {
+      const canonical = canonicalOf("evt-race");
+      raceOnFirstRead(canonical);
+      const result = await accept(canonical);
+      expect(result).toMatchObject({ kind: "event", firstAnswer: false, record: { correlationId: "corr-0" } });
+      expect(spy.calls.reserve).toBe(1);
+    });
+
+    it("is answered 409 when the other recorded another body", async () => {
+      raceOnFirstRead(canonicalOf("evt-race-2", anotherEmail));
+      const result = await accept(canonicalOf("evt-race-2"));
+      expect(result.kind).toBe("conflict");
+      expect(spy.calls.reserve).toBe(1);
+    });
+  });
+});
