@@ -27,8 +27,8 @@ describe("SqliteRegister", () => {
     dir.remove();
   });
 
-  it("runs in WAL mode with synchronous=FULL, at the latest schema version", () => {
-    expect(register.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
+  it("runs in WAL mode with synchronous=FULL, at the latest schema version", async () => {
+    expect(await register.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
     const db = new Database(file, { readonly: true });
     try {
       expect(db.pragma("user_version", { simple: true })).toBe(2);
@@ -51,6 +51,49 @@ describe("SqliteRegister", () => {
     }
     expect((await impatient.reserve(reserveRequest({ eventId: "evt-locked" }))).outcome).toBe("created");
     await impatient.close();
+  });
+
+  it("writes on its own thread: while a write waits for the file's lock, timers and reads here go on", async () => {
+    const before = await register.reserve(reserveRequest({ eventId: "evt-before" }));
+    const blocker = new Database(file);
+    blocker.exec("BEGIN IMMEDIATE");
+    let answered = false;
+    const waiting = register.reserve(reserveRequest({ eventId: "evt-waiting" })).finally(() => {
+      answered = true;
+    });
+    try {
+      // On the old inline writer the busy wait (5 s) held this thread: the timer fired seconds late.
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(performance.now() - started).toBeLessThan(150);
+      expect((await register.find(before.record.sender, "evt-before"))?.status).toBe("PROCESSING");
+      expect(answered).toBe(false);
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect((await waiting).outcome).toBe("created");
+    // Answered only after its commit: another connection already sees the row.
+    const reader = new Database(file, { readonly: true });
+    try {
+      expect(reader.prepare("SELECT status FROM inbound_events WHERE event_id = 'evt-waiting'").get()).toEqual({
+        status: "PROCESSING",
+      });
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("refuses writes once closed, as storage that cannot accept now", async () => {
+    const closing = new SqliteRegister(file);
+    const pending = closing.reserve(reserveRequest({ eventId: "evt-just-in-time" }));
+    await closing.close();
+    // A write submitted before close() is committed, not dropped.
+    expect((await pending).outcome).toBe("created");
+    await expect(closing.reserve(reserveRequest({ eventId: "evt-too-late" }))).rejects.toBeInstanceOf(
+      StorageUnavailableError,
+    );
+    expect((await register.find((await pending).record.sender, "evt-just-in-time"))?.status).toBe("PROCESSING");
   });
 
   it("answers the console's search from one index per key, never by scanning the events", async () => {

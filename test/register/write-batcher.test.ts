@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import { closureBatcher } from "../support/closure-batcher.ts";
 import { tempDir } from "../support/temp.ts";
 
-describe("WriteBatcher (group commit)", () => {
+describe("WriteBatcher (group commit), on one connection", () => {
   let dir: ReturnType<typeof tempDir>;
   let file: string;
   let db: Database.Database;
@@ -27,7 +27,7 @@ describe("WriteBatcher (group commit)", () => {
   const committedRows = () => (reader.prepare("SELECT count(*) AS c FROM t").get() as { c: number }).c;
 
   it("commits the writes of one event-loop turn together, and answers only after the commit", async () => {
-    const batcher = new WriteBatcher(db);
+    const batcher = closureBatcher(db);
     const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
     const seenByReader: number[] = [];
     const writes = Array.from({ length: 100 }, (_, n) =>
@@ -44,7 +44,7 @@ describe("WriteBatcher (group commit)", () => {
   });
 
   it("undoes and rejects a failing write alone; its batch commits the rest", async () => {
-    const batcher = new WriteBatcher(db);
+    const batcher = closureBatcher(db);
     const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
     const results = await Promise.allSettled([
       batcher.submit(() => insert.run(1)),
@@ -61,7 +61,7 @@ describe("WriteBatcher (group commit)", () => {
   });
 
   it("rejects every write of a batch that cannot begin, and writes nothing", async () => {
-    const batcher = new WriteBatcher(db);
+    const batcher = closureBatcher(db);
     const blocker = new Database(file);
     blocker.exec("BEGIN IMMEDIATE");
     try {
@@ -80,7 +80,7 @@ describe("WriteBatcher (group commit)", () => {
   });
 
   it("splits a flood into batches of at most maxBatch", async () => {
-    const batcher = new WriteBatcher(db, 10);
+    const batcher = closureBatcher(db, 10);
     const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
     const seen: number[] = [];
     await Promise.all(

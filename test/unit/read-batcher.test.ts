@@ -2,7 +2,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ReadBatcher } from "../../src/register/sqlite/read-batcher.ts";
-import { WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import type { WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import { closureBatcher, type Work } from "../support/closure-batcher.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -76,7 +77,7 @@ describe("ReadBatcher", () => {
 
   it("with WriteBatcher.flushQueued as `then`, commits a write that follows a read in the read's own turn", async () => {
     /** Rows another connection sees at the start of the turn after the read's batch. */
-    const seenNextTurn = async (reads: ReadBatcher, writes: WriteBatcher, n: number): Promise<number> => {
+    const seenNextTurn = async (reads: ReadBatcher, writes: WriteBatcher<Work>, n: number): Promise<number> => {
       let seen = -1;
       await reads
         .submit(() => {
@@ -90,7 +91,7 @@ describe("ReadBatcher", () => {
       await new Promise((resolve) => setImmediate(resolve));
       return seen;
     };
-    const writes = new WriteBatcher(db);
+    const writes = closureBatcher(db);
     // Without it, the write commits a turn later (a new event's answer waits one more commit).
     expect(await seenNextTurn(new ReadBatcher(db), writes, 10)).toBe(1);
     expect(await seenNextTurn(new ReadBatcher(db, () => writes.flushQueued()), writes, 11)).toBe(3);

@@ -30,12 +30,12 @@ import {
 } from "../port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
-import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
 import { migrations } from "./migrations.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
-import { filterParams, prepareStatements, type Statements, settleStatement } from "./statements.ts";
-import { WriteBatcher } from "./write-batcher.ts";
+import { filterParams, prepareStatements, type Statements } from "./statements.ts";
+import type { Durability, WriteRunner } from "./write-ops.ts";
+import { openWriter, type Writer } from "./writer.ts";
 
 export interface SqliteRegisterOptions {
   /** How long a writer waits for another process's write lock before giving up (503). */
@@ -43,16 +43,18 @@ export interface SqliteRegisterOptions {
 }
 
 /**
- * The register on SQLite; its SQL is in statements.ts. One connection per
- * process; writes run in short BEGIN IMMEDIATE transactions, grouped by
- * WriteBatcher so that one fsync commits all the writes of an event-loop
- * turn; several processes on one file serialise on SQLite's write lock
- * instead of failing on upgrade. No transaction is ever open while 1C is called.
+ * The register on SQLite; its SQL is in statements.ts, its writes in
+ * write-ops.ts. Reads run on this thread's connection (WAL: they never wait
+ * for a writer). Writes run in short BEGIN IMMEDIATE transactions on a
+ * writer thread's connection (writer.ts), grouped so that one fsync commits
+ * a whole batch while this thread goes on with the next requests; several
+ * processes on one file serialise on SQLite's write lock instead of failing
+ * on upgrade. No transaction is ever open while 1C is called.
  */
 export class SqliteRegister implements EventRegister {
   readonly #db: Database.Database;
   readonly #sql: Statements;
-  readonly #writes: WriteBatcher;
+  readonly #writer: Writer;
   readonly #reads: ReadBatcher;
   readonly #watchers = new Set<(change: RegisterChange) => void>();
   readonly sessions: SessionStore;
@@ -68,29 +70,22 @@ export class SqliteRegister implements EventRegister {
       migrate(this.#db);
     });
     this.#sql = prepareStatements(this.#db);
-    this.#writes = new WriteBatcher(this.#db);
-    this.#reads = new ReadBatcher(this.#db, () => this.#writes.flushQueued());
-    this.sessions = new SqliteSessionStore(this.#db, { write: (work) => this.#write(work), read: storage });
+    this.#writer = openWriter(this.#db, { file, busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
+    this.#reads = new ReadBatcher(this.#db, () => this.#writer.flushQueued());
+    this.sessions = new SqliteSessionStore(this.#db, { write: this.#write, read: storage });
   }
 
   /** Every write goes through group commit: answered only after its batch is durable. */
-  #write<T>(work: () => T): Promise<T> {
-    return this.#writes.submit(work).catch((error: unknown) => {
+  readonly #write: WriteRunner = (op, args) =>
+    this.#writer.run(op, args).catch((error: unknown) => {
       throw asStorageError(error);
     });
-  }
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    const sql = this.#sql;
-    const result = await this.#write((): ReserveResult => {
-      const inserted = sql.insert.get(request);
-      if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
-      const existing = sql.select.get(request.sender, request.eventId);
-      if (existing === undefined) throw new Error("row vanished inside its own transaction");
-      return { outcome: "existing", record: toRecord(existing) };
-    });
-    if (result.outcome === "created") this.#changed("recorded", result.record);
-    return result;
+    const { created, row } = await this.#write("reserve", request);
+    const record = toRecord(row);
+    if (created) this.#changed("recorded", record);
+    return { outcome: created ? "created" : "existing", record };
   }
 
   watch(listener: (change: RegisterChange) => void): () => void {
@@ -108,35 +103,7 @@ export class SqliteRegister implements EventRegister {
   }
 
   async claim(request: ClaimRequest): Promise<Claim[]> {
-    const sql = this.#sql;
-    const { now, owner } = request;
-    return this.#write((): Claim[] => {
-      const candidates =
-        request.only === undefined
-          ? sql.selectDue.all({ now, limit: request.limit })
-          : sql.selectDueOne.all({ now, sender: request.only.sender, eventId: request.only.eventId });
-      const claims: Claim[] = [];
-      for (const row of candidates) {
-        const claimed = sql.claim.get({
-          sender: row.sender,
-          eventId: row.event_id,
-          now,
-          owner,
-          leaseUntil: now + request.leaseMs,
-        });
-        if (claimed === undefined) continue;
-        sql.insertAttempt.run({
-          sender: claimed.sender,
-          eventId: claimed.event_id,
-          attempt: claimed.attempts,
-          leaseToken: claimed.lease_token,
-          worker: owner,
-          startedAt: now,
-        });
-        claims.push(claimOf(claimed));
-      }
-      return claims;
-    });
+    return (await this.#write("claim", request)).map(claimOf);
   }
 
   async settle(
@@ -145,23 +112,7 @@ export class SqliteRegister implements EventRegister {
     report: AttemptReport,
     now: number,
   ): Promise<EventRecord | undefined> {
-    const sql = this.#sql;
-    const row = await this.#write(() => {
-      const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
-      const settled = settleStatement(sql, key, settlement);
-      // The attempt's own history row is written even when the lease was lost.
-      sql.finishAttempt.run({
-        ...key,
-        finishedAt: now,
-        durationMs: report.durationMs,
-        outcome: report.outcome,
-        httpStatus: report.httpStatus ?? null,
-        errorClass: report.errorClass ?? null,
-        detail: report.detail ?? null,
-        applied: settled === undefined ? 0 : 1,
-      });
-      return settled;
-    });
+    const row = await this.#write("settle", { lease, settlement, report, now });
     if (row === undefined) return undefined;
     const record = toRecord(row);
     this.#changed("settled", record);
@@ -169,41 +120,28 @@ export class SqliteRegister implements EventRegister {
   }
 
   async bringForwardRetries(now: number): Promise<number> {
-    const count = await this.#write(() => this.#sql.bringForward.run({ now }).changes);
+    const count = await this.#write("bringForward", { now });
     if (count > 0) this.#tell({ kind: "rescheduled", count });
     return count;
   }
 
   async replay(request: ReplayRequest): Promise<ReplayResult> {
-    const sql = this.#sql;
-    const { sender, eventId, now } = request;
-    const result = await this.#write((): ReplayResult => {
-      const row = sql.select.get(sender, eventId);
-      if (row === undefined) return { result: "not_found" };
-      const record = toRecord(row);
-      if (row.status === EventStatus.SUCCEEDED && !request.force)
-        return { result: "refused", reason: "succeeded", record };
-      if (row.lease_until !== null && row.lease_until > now) return { result: "refused", reason: "in_flight", record };
-      const replayed = sql.replay.get({ sender, eventId, now });
-      if (replayed === undefined) throw new Error("row vanished inside its own transaction");
-      sql.insertReplay.run({
-        sender,
-        eventId,
-        requestedBy: request.requestedBy,
-        reason: request.reason,
-        forced: request.force ? 1 : 0,
-        fromStatus: row.status,
-        requestedAt: now,
-      });
-      return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
-    });
-    if (result.result === "replayed") this.#changed("replayed", result.record);
-    return result;
+    const outcome = await this.#write("replay", request);
+    switch (outcome.result) {
+      case "not_found":
+        return outcome;
+      case "refused":
+        return { result: "refused", reason: outcome.reason, record: toRecord(outcome.row) };
+      case "replayed": {
+        const record = toRecord(outcome.row);
+        this.#changed("replayed", record);
+        return { result: "replayed", record, fromStatus: outcome.fromStatus };
+      }
+    }
   }
 
   async purgeFinished(request: PurgeRequest): Promise<number> {
-    // Attempts and replays go by ON DELETE CASCADE; `changes` counts only the events themselves.
-    return this.#write(() => this.#sql.purge.run({ olderThan: request.olderThan, limit: request.batchSize }).changes);
+    return this.#write("purgeFinished", request);
   }
 
   async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
@@ -261,28 +199,22 @@ export class SqliteRegister implements EventRegister {
   }
 
   async ping(): Promise<void> {
-    storage(() => this.#db.exec("BEGIN IMMEDIATE; ROLLBACK"));
+    await this.#write("ping", null);
   }
 
-  /** What the connection really runs with, for diagnostics: pragmas fail silently on some file systems. */
-  durability(): { journalMode: string; synchronous: "OFF" | "NORMAL" | "FULL" | "EXTRA" } {
-    const journalMode = String(this.#db.pragma("journal_mode", { simple: true }));
-    const level = Number(this.#db.pragma("synchronous", { simple: true }));
-    return { journalMode, synchronous: (["OFF", "NORMAL", "FULL", "EXTRA"] as const)[level] ?? "OFF" };
+  /** What the writing connection really runs with, for diagnostics: pragmas fail silently on some file systems. */
+  async durability(): Promise<Durability> {
+    return this.#write("durability", null);
   }
 
   async close(): Promise<void> {
+    await this.#writer.close();
     if (this.#db.open) this.#db.close();
   }
 
-  /** Prepared on first use: only `gateway import` writes snapshots. */
-  #importStatements: ImportStatements | undefined;
-
   async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
-    this.#importStatements ??= storage(() => prepareImportStatements(this.#db));
-    const sql = this.#importStatements;
     // Its own savepoint in the batch: a snapshot that fails leaves nothing of itself.
-    const row = await this.#write(() => importSnapshot(sql, snapshot));
+    const row = await this.#write("importEvent", snapshot);
     if (row === undefined) return "present";
     if (row.status === EventStatus.PROCESSING || row.status === EventStatus.FAILED_RETRYABLE) {
       this.#changed("recorded", toRecord(row));

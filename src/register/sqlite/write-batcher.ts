@@ -1,45 +1,39 @@
 import type Database from "better-sqlite3";
 
-type JobResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+export type JobResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-interface Job {
-  work: () => unknown;
+/** Commits a batch of jobs and says how each ended; throws (or rejects) when nothing of it is durable. */
+export type CommitBatch<J> = (jobs: readonly J[]) => JobResult[] | Promise<JobResult[]>;
+
+interface Queued<J> {
+  job: J;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Group commit. Every write of the register is one small synchronous job; the
- * jobs submitted in the same turn of the event loop run in one
- * BEGIN IMMEDIATE … COMMIT, so one fsync makes all of them durable, and none
- * is answered before that commit. Each job runs in its own savepoint: a job
- * that throws is undone alone and rejects alone.
+ * Group commit. Every write of the register is one small job; the jobs
+ * submitted while no batch is committing go together at the end of the
+ * event-loop turn, and the jobs submitted while one is committing go
+ * together as soon as it is done. So one fsync makes a whole batch durable,
+ * under load the batches grow instead of queueing fsyncs, and no job is
+ * answered before its own batch's commit.
  */
-export class WriteBatcher {
-  readonly #runBatch: (jobs: readonly Job[]) => JobResult[];
+export class WriteBatcher<J> {
+  readonly #commit: CommitBatch<J>;
   readonly #maxBatch: number;
-  #queue: Job[] = [];
+  #queue: Queued<J>[] = [];
   #scheduled = false;
+  #committing: Promise<void> | undefined;
 
-  constructor(db: Database.Database, maxBatch = 256) {
+  constructor(commit: CommitBatch<J>, maxBatch = 256) {
+    this.#commit = commit;
     this.#maxBatch = maxBatch;
-    // Called inside the batch's transaction, better-sqlite3 makes this a SAVEPOINT.
-    const inSavepoint = db.transaction((work: () => unknown) => work());
-    const batch = db.transaction((jobs: readonly Job[]) =>
-      jobs.map((job): JobResult => {
-        try {
-          return { ok: true, value: inSavepoint(job.work) };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      }),
-    );
-    this.#runBatch = (jobs) => batch.immediate(jobs);
   }
 
-  submit<T>(work: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+  submit(job: J): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ job, resolve, reject });
       this.#schedule();
     });
   }
@@ -48,36 +42,86 @@ export class WriteBatcher {
    * Commits what is queued now rather than at the next turn. ReadBatcher
    * calls it after a batch of reads: a new event's reservation follows its
    * read in the same turn, and waiting one more turn would put one more
-   * commit (an fsync) into every new event's answer time.
+   * turn into every new event's answer time.
    */
   flushQueued(): void {
     if (this.#queue.length > 0) this.#flush();
+  }
+
+  /** Resolves when nothing is queued or committing: what close() waits for. */
+  async idle(): Promise<void> {
+    while (this.#committing !== undefined || this.#queue.length > 0) {
+      if (this.#committing === undefined) this.#flush();
+      await this.#committing;
+    }
   }
 
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
     // After the I/O callbacks of this turn: requests that arrived together commit together.
-    setImmediate(() => this.#flush());
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
   }
 
   #flush(): void {
-    this.#scheduled = false;
-    const jobs = this.#queue.splice(0, this.#maxBatch);
-    if (this.#queue.length > 0) this.#schedule();
-    if (jobs.length === 0) return;
-    let results: JobResult[];
+    // The batch committing now takes the queue with it when it ends.
+    if (this.#committing !== undefined) return;
+    const batch = this.#queue.splice(0, this.#maxBatch);
+    if (batch.length === 0) return;
+    let results: JobResult[] | Promise<JobResult[]>;
     try {
-      results = this.#runBatch(jobs);
+      results = this.#commit(batch.map((queued) => queued.job));
     } catch (error) {
       // BEGIN or COMMIT failed (busy past the timeout, disk full, I/O): nothing of the batch is durable.
-      for (const job of jobs) job.reject(error);
+      results = Promise.reject(error);
+    }
+    if (Array.isArray(results)) {
+      answer(batch, results);
+      if (this.#queue.length > 0) this.#schedule();
       return;
     }
-    jobs.forEach((job, index) => {
-      const result = results[index];
-      if (result?.ok) job.resolve(result.value);
-      else job.reject(result?.error);
+    this.#committing = results.then(
+      (done) => answer(batch, done),
+      (error: unknown) => {
+        for (const queued of batch) queued.reject(error);
+      },
+    );
+    void this.#committing.then(() => {
+      this.#committing = undefined;
+      this.flushQueued();
     });
   }
+}
+
+function answer<J>(batch: readonly Queued<J>[], results: readonly JobResult[]): void {
+  batch.forEach((queued, index) => {
+    const result = results[index];
+    if (result?.ok) queued.resolve(result.value);
+    else queued.reject(result?.error);
+  });
+}
+
+/**
+ * The commit of one batch on a connection: BEGIN IMMEDIATE, each job in its
+ * own savepoint (a job that throws is undone alone and fails alone), COMMIT.
+ */
+export function batchTransaction<J>(
+  db: Database.Database,
+  run: (job: J) => unknown,
+): (jobs: readonly J[]) => JobResult[] {
+  // Called inside the batch's transaction, better-sqlite3 makes this a SAVEPOINT.
+  const inSavepoint = db.transaction((job: J) => run(job));
+  const batch = db.transaction((jobs: readonly J[]) =>
+    jobs.map((job): JobResult => {
+      try {
+        return { ok: true, value: inSavepoint(job) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+  return (jobs) => batch.immediate(jobs);
 }

@@ -1,0 +1,68 @@
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { batchTransaction, type JobResult } from "./write-batcher.ts";
+import { prepareWriteStatements, runWriteJob, type WriteJob } from "./write-ops.ts";
+
+/**
+ * The writer thread: it owns the register's only writing connection in this
+ * process, so BEGIN IMMEDIATE, the statements and the COMMIT's fsync run
+ * here while the main thread goes on parsing, validating and answering.
+ * It takes one batch at a time and answers each with its results.
+ */
+
+export interface WriterThreadData {
+  file: string;
+  busyTimeoutMs: number;
+}
+
+export type WriterRequest = { kind: "batch"; id: number; jobs: WriteJob[] } | { kind: "close" };
+
+export interface WriterReply {
+  id: number;
+  results: CloneableResult[];
+}
+
+/** A job's outcome as it crosses threads: an error's class does not survive the clone, so it is said. */
+export type CloneableResult = { ok: true; value: unknown } | { ok: false; error: CloneableError };
+
+export interface CloneableError {
+  message: string;
+  /** SQLite's own error code (SQLITE_BUSY, SQLITE_FULL…), when SQLite raised it. */
+  sqliteCode?: string;
+}
+
+const port = parentPort;
+if (port === null) throw new Error("writer-thread.ts runs only as a worker thread");
+const { file, busyTimeoutMs } = workerData as WriterThreadData;
+const db = new Database(file, { timeout: busyTimeoutMs });
+db.pragma("journal_mode = WAL");
+// A 2xx promises the event survives power loss: fsync every commit.
+db.pragma("synchronous = FULL");
+db.pragma("foreign_keys = ON");
+const sql = prepareWriteStatements(db);
+const commit = batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job));
+
+port.on("message", (request: WriterRequest) => {
+  if (request.kind === "close") {
+    db.close();
+    port.close();
+    return;
+  }
+  let results: JobResult[];
+  try {
+    results = commit(request.jobs);
+  } catch (error) {
+    // BEGIN or COMMIT failed: nothing of the batch is durable.
+    results = request.jobs.map(() => ({ ok: false, error }));
+  }
+  const reply: WriterReply = { id: request.id, results: results.map(cloneable) };
+  port.postMessage(reply);
+});
+
+function cloneable(result: JobResult): CloneableResult {
+  if (result.ok) return result;
+  const { error } = result;
+  if (error instanceof Database.SqliteError)
+    return { ok: false, error: { message: error.message, sqliteCode: error.code } };
+  return { ok: false, error: { message: error instanceof Error ? error.message : String(error) } };
+}

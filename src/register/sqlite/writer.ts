@@ -1,0 +1,156 @@
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { StorageUnavailableError } from "../port.ts";
+import { batchTransaction, type CommitBatch, type JobResult, WriteBatcher } from "./write-batcher.ts";
+import {
+  prepareWriteStatements,
+  runWriteJob,
+  type WriteArgs,
+  type WriteJob,
+  type WriteOp,
+  type WriteResult,
+  type WriteRunner,
+} from "./write-ops.ts";
+import type { CloneableResult, WriterReply, WriterRequest, WriterThreadData } from "./writer-thread.ts";
+
+/** Where the register's writes run; either way by group commit, each answered after its batch's commit. */
+export interface Writer {
+  run: WriteRunner;
+  /** Commits what is queued now instead of at the end of the turn (see ReadBatcher). */
+  flushQueued(): void;
+  /** Waits for every queued write, then stops taking more. */
+  close(): Promise<void>;
+}
+
+/**
+ * A file's writes go to a writer thread, so the commit's fsync never blocks
+ * the event loop. An in-memory database exists only on its own connection:
+ * its writes run here, on the register's connection.
+ */
+export function openWriter(db: Database.Database, data: WriterThreadData): Writer {
+  if (data.file !== ":memory:") {
+    const thread = new WriterThread(data);
+    return new GroupCommitWriter(
+      (jobs) => thread.commit(jobs),
+      () => thread.stop(),
+    );
+  }
+  const sql = prepareWriteStatements(db);
+  return new GroupCommitWriter(batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job)));
+}
+
+class GroupCommitWriter implements Writer {
+  readonly #batches: WriteBatcher<WriteJob>;
+  readonly #stop: () => Promise<void>;
+  #closed = false;
+
+  constructor(commit: CommitBatch<WriteJob>, stop: () => Promise<void> = async () => {}) {
+    this.#batches = new WriteBatcher(commit);
+    this.#stop = stop;
+  }
+
+  run<K extends WriteOp>(op: K, args: WriteArgs<K>): Promise<WriteResult<K>> {
+    if (this.#closed) return Promise.reject(new StorageUnavailableError("the register is closed"));
+    return this.#batches.submit({ op, args }) as Promise<WriteResult<K>>;
+  }
+
+  flushQueued(): void {
+    this.#batches.flushQueued();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#batches.idle();
+    await this.#stop();
+  }
+}
+
+interface Waiting {
+  resolve: (results: JobResult[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The main thread's side of the writer thread. It is held (ref) only while
+ * a batch is out, so an idle register never keeps a process alive. A thread
+ * that dies fails its batch (503: the sender retries with the same
+ * event_id, which is safe whether or not it was committed) and is started
+ * again for the next one.
+ */
+class WriterThread {
+  readonly #data: WriterThreadData;
+  readonly #waiting = new Map<number, Waiting>();
+  #worker: Worker | undefined;
+  #nextId = 1;
+
+  constructor(data: WriterThreadData) {
+    this.#data = data;
+    // Started now, not on the first write: the thread takes a tenth of a second to load.
+    this.#worker = this.#start();
+  }
+
+  commit(jobs: readonly WriteJob[]): Promise<JobResult[]> {
+    this.#worker ??= this.#start();
+    const worker = this.#worker;
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ kind: "batch", id, jobs: [...jobs] } satisfies WriterRequest);
+    });
+  }
+
+  async stop(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    if (worker === undefined) return;
+    worker.ref();
+    const exited = once(worker, "exit");
+    worker.postMessage({ kind: "close" } satisfies WriterRequest);
+    await exited;
+  }
+
+  #start(): Worker {
+    const worker = spawnWriterThread(this.#data);
+    worker.unref();
+    worker.on("message", (reply: WriterReply) => {
+      const waiting = this.#waiting.get(reply.id);
+      this.#waiting.delete(reply.id);
+      if (this.#waiting.size === 0) worker.unref();
+      waiting?.resolve(reply.results.map(fromCloneable));
+    });
+    worker.on("error", (error) => this.#lost(worker, error));
+    worker.on("exit", (code) => this.#lost(worker, new Error(`the writer thread exited with code ${code}`)));
+    return worker;
+  }
+
+  #lost(worker: Worker, cause: unknown): void {
+    if (this.#worker === worker) this.#worker = undefined;
+    const error = new StorageUnavailableError("the register's writer thread stopped", { cause });
+    for (const waiting of this.#waiting.values()) waiting.reject(error);
+    this.#waiting.clear();
+  }
+}
+
+/**
+ * The gateway runs from TypeScript source through tsx, and Node 20 gives a
+ * worker none of the parent's --import hooks: the thread registers tsx
+ * itself, then loads its module.
+ */
+function spawnWriterThread(data: WriterThreadData): Worker {
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const entry = new URL("./writer-thread.ts", import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData: data });
+}
+
+/** SQLite's errors come back as SqliteError, so the register maps them as it maps its own connection's. */
+function fromCloneable(result: CloneableResult): JobResult {
+  if (result.ok) return result;
+  const { message, sqliteCode } = result.error;
+  return {
+    ok: false,
+    error: sqliteCode === undefined ? new Error(message) : new Database.SqliteError(message, sqliteCode),
+  };
+}
