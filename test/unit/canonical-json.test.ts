@@ -1,0 +1,96 @@
+import canonicalize from "canonicalize";
+import { describe, expect, it } from "vitest";
+import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
+import { exampleEvent } from "../support/events.ts";
+
+/**
+ * The canonical text must be RFC 8785's, byte for byte: stored fingerprints
+ * and the bytes 1C receives depend on it. The reference is the `canonicalize`
+ * package (by one of RFC 8785's authors) and the vector
+ * from ../shared/reference/idempotency.md, checked there on two libraries.
+ */
+
+/** A deterministic generator, so a failure can be reproduced from its seed. */
+function rng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+// Keys and strings that sort or escape differently: digits (V8 puts integer keys first), case, astral
+// characters (UTF-16 order differs from code-point order), controls, quotes, backslashes, a literal "\u".
+const TEXTS = [
+  "a",
+  "A",
+  "b",
+  "10",
+  "9",
+  "",
+  "€",
+  "\r",
+  "ö",
+  "😀",
+  "\uffff",
+  "\ud83d\ude00x",
+  "\u0001",
+  '"',
+  "\\",
+  "\\u0041",
+  "ключ",
+  "é",
+  "e\u0301",
+];
+const NUMBERS = [
+  0, -0, 1, -1, 0.1, 1e21, 1e-7, 123456789012345680000, 5e-324, 1.7976931348623157e308, 4.35, 0.000001,
+  333333333.3333333, -1.5e-10,
+];
+
+function randomJson(random: () => number, depth: number): unknown {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const kind = depth > 3 ? Math.floor(random() * 4) : Math.floor(random() * 6);
+  switch (kind) {
+    case 0:
+      return pick(NUMBERS);
+    case 1:
+      return pick(TEXTS) + pick(TEXTS);
+    case 2:
+      return pick([true, false, null]);
+    case 3:
+      return random() * 10 ** Math.floor(random() * 30 - 15);
+    case 4:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
+    default: {
+      const object: Record<string, unknown> = {};
+      for (let i = Math.floor(random() * 6); i > 0; i--)
+        object[pick(TEXTS) + pick(TEXTS)] = randomJson(random, depth + 1);
+      return object;
+    }
+  }
+}
+
+describe("canonical JSON (RFC 8785)", () => {
+  it("writes the reference's vector: UTF-16 key order, integer-like keys not first, 1e+21, -0 as 0", () => {
+    const value = JSON.parse('{"b":1,"10":2,"9":3,"a":{"€":1,"\\r":2,"1":3},"n":1e21,"f":0.1,"neg":-0}');
+    expect(canonicalizeEvent(value).text).toBe(
+      '{"10":2,"9":3,"a":{"\\r":2,"1":3,"€":1},"b":1,"f":0.1,"n":1e+21,"neg":0}',
+    );
+  });
+
+  it("writes exactly canonicalize's text for 5000 random JSON values and the example event", () => {
+    const random = rng(8785);
+    const values = [exampleEvent(), ...Array.from({ length: 5000 }, () => randomJson(random, 0))];
+    // Through JSON text and back: the gateway canonicalises only what JSON.parse returned.
+    const differing = values
+      .map((value) => JSON.parse(JSON.stringify(value)) as unknown)
+      .filter((value) => canonicalizeEvent(value).text !== canonicalize(value));
+    expect(differing).toEqual([]);
+  });
+
+  it("refuses a lone surrogate, escaped in the body, as canonicalize does", () => {
+    const value = JSON.parse('{"a":"x\\ud800y"}');
+    expect(() => canonicalize(value)).toThrow();
+    expect(() => canonicalizeEvent(value)).toThrow(/surrogate/i);
+  });
+});
