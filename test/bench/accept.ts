@@ -1,10 +1,20 @@
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { type Measured, printTable, verdict } from "./accept-report.ts";
+import { type Measured, printTable, RSS_GOAL, tableGoals, verdict } from "./accept-report.ts";
 import { cpuProfileArgs, measuredLoad, summarizeProfiles } from "./cpu-profile.ts";
-import { runDrain } from "./drain.ts";
-import { BENCH_SENDER_TOKEN, type LoadSettings, orderPaidBodies, runLoad } from "./load.ts";
+import { type DrainGoal, type DrainOutcome, runDrain } from "./drain.ts";
+import { recordFinishedEvents } from "./finished-events.ts";
+import { type GoalLine, printGoals, type RatioGoal, ratioLine } from "./goals.ts";
+import {
+  BENCH_SENDER_TOKEN,
+  type LoadSettings,
+  orderPaidBodies,
+  type Requests,
+  repeatingBodies,
+  runLoad,
+} from "./load.ts";
+import { resetEmulator } from "./onec-posts.ts";
 import {
   type BenchDatabase,
   createBenchDatabase,
@@ -14,15 +24,34 @@ import {
   unreachable,
 } from "./postgres-database.ts";
 import { sampleWaits } from "./postgres-waits.ts";
-import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer } from "./processes.ts";
+import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer, tail } from "./processes.ts";
+import { sampleRss } from "./rss.ts";
+import { measureSyncOverhead } from "./sync-overhead.ts";
 
 /**
- * `npm run bench`, and the accept scenarios: requests/s and latency of the
- * gateway's accept path next to a bare Fastify server, same machine, same run,
- * same load; on SQLite, and on PostgreSQL with one gateway and with three
- * sharing one database. Then, unless BENCH_SCENARIOS says otherwise, the drain
- * scenarios (drain.ts). The ratios are the numbers to watch; the absolute
- * figures depend on the machine. See README.md.
+ * `npm run bench`: the gateway next to baselines measured on the same
+ * machine in the same run, each scenario with the machine to itself. The
+ * ratios are the numbers to watch (the absolute figures depend on the
+ * machine); a summary at the end sets each against its goal. See README.md.
+ *
+ * One table of requests/s and latency under autocannon (50 connections, a
+ * new process per row, the rate limiter off), every row against the same
+ * bare Fastify server (bare-server.ts), measured first:
+ *   accept      gateway         new events, delivery in the same process (the default)  goal ≥ 0.30 of bare
+ *   accept-off  gateway-off     new events, DELIVERER=off: the gateway only accepts     goal ≥ 0.50
+ *   replay      gateway-replay  every request repeats one of BENCH_REPLAY_EVENTS events
+ *                               already SUCCEEDED (recorded through the gateway first,
+ *                               not measured), each answered 200                        goal ≥ 0.70
+ *   accept-pg   gateway-pg      new events on PostgreSQL, one gateway, and three sharing
+ *               gateway-pg-x3   one database (no goal)
+ * Each row also reports its processes' peak resident memory (goal ≤ 200 MB).
+ * Then:
+ *   sync        a new event answered 201 once delivered (SYNC_WAIT_MS=2000), one request
+ *               at a time, less a direct POST to the 1C emulator (sync-overhead.ts):
+ *               goal ≤ 2 ms at p50
+ *   drain       a backlog drained to the emulator, next to raw undici POSTs (drain.ts):
+ *               goal ≥ 0.30 at ONEC_MAX_CONCURRENCY=16 (stretch 0.50)
+ *   drain-pg    the same on PostgreSQL, one worker and two (no goal)
  */
 
 const WARMUP_SECONDS = 2;
@@ -30,22 +59,54 @@ const LOG_LEVEL = "info"; // the production default: its per-request log lines a
 const TMPFS_MAGIC = 0x01021994;
 /** Gateways sharing one PostgreSQL database in the accept-pg scenario's second row. */
 const POSTGRES_INSTANCES = [1, 3] as const;
+/** The sync scenario's wait for 1C: the production default, far above an emulator's answer. */
+const SYNC_WAIT_MS = 2000;
+/** How long the replay row's recorded events may take to be delivered before the run gives up. */
+const REPLAY_SETTLE_LIMIT_MS = 60_000;
+
+/** Of the issue: the ratios to each row's baseline, and the sync overhead at p50. */
+const GOALS = {
+  accept: { atLeast: 0.3 },
+  acceptOff: { atLeast: 0.5 },
+  replay: { atLeast: 0.7 },
+  drain: { concurrency: 16, ratio: { atLeast: 0.3, stretch: 0.5 } },
+  syncP50Ms: 2,
+} as const satisfies Record<string, RatioGoal | DrainGoal | number>;
+
+/** What each row's requests make the server do: the legend under the table and the goals' summary. */
+const WORK = {
+  bare: "bare Fastify: parse the JSON body, answer 201",
+  accept: "new events, delivery in the same process (the gateway's default)",
+  acceptOff: "new events, DELIVERER=off (the gateway only accepts; delivery would be another process)",
+  replay: "repeats of a finished event (each request repeats an event already SUCCEEDED, answered 200)",
+  acceptPg: "new events on PostgreSQL, delivery in the same process",
+  acceptPgShared: (instances: number) =>
+    `new events on PostgreSQL, ${instances} gateways on one database sharing the connections, each delivering`,
+  drain: `drain to 1C, ONEC_MAX_CONCURRENCY=${GOALS.drain.concurrency}`,
+} as const;
 
 /** Where a gateway row keeps its register. */
 type Register = { kind: "sqlite"; path: string } | { kind: "postgres"; database: BenchDatabase };
 
-const SCENARIOS = ["accept", "accept-pg", "drain", "drain-pg"] as const;
+/** In the order they run. */
+const SCENARIOS = ["accept", "accept-off", "replay", "accept-pg", "sync", "drain", "drain-pg"] as const;
 type Scenario = (typeof SCENARIOS)[number];
+const TABLE_SCENARIOS: readonly Scenario[] = ["accept", "accept-off", "replay", "accept-pg"];
 const POSTGRES_SCENARIOS: readonly Scenario[] = ["accept-pg", "drain-pg"];
 
 const scenariosNamed = Boolean(process.env.BENCH_SCENARIOS);
 const scenarios = scenarioList("BENCH_SCENARIOS", SCENARIOS.join(","));
 const drainEvents = positiveInt("BENCH_DRAIN_EVENTS", 10_000);
+const replayEvents = positiveInt("BENCH_REPLAY_EVENTS", 1000);
+const syncRequests = positiveInt("BENCH_SYNC_REQUESTS", 3000);
+const syncWarmup = positiveInt("BENCH_SYNC_WARMUP", 500);
 const settings: LoadSettings = {
   connections: positiveInt("BENCH_CONNECTIONS", 50),
   durationSeconds: positiveInt("BENCH_DURATION", 10),
 };
 const postgresServer = process.env.BENCH_PG_URL || DEFAULT_BENCH_PG_URL;
+/** In every generated event_id: ids never repeat across runs. */
+const runId = `${Date.now().toString(36)}-${process.pid}`;
 const dir = mkdtempSync(join(process.env.BENCH_TMPDIR || os.tmpdir(), "gateway-bench-"));
 // Outside `dir`, which goes at the end: the profiles are the point of the run.
 const profileDir =
@@ -78,19 +139,37 @@ if (profileDir !== undefined) {
   console.log(`CPU profiles: ${profileDir}`);
 }
 
+/** A scenario's outcome: whether it measured at all, and its lines for the goals' summary. */
+interface Outcome {
+  readonly ok: boolean;
+  readonly goals: readonly GoalLine[];
+}
+
 async function main(): Promise<boolean> {
   let ok = await postgresAnswers();
   printSetup();
-  if (scenarios.has("accept") || scenarios.has("accept-pg")) ok = (await acceptScenarios()) && ok;
+  const goals: GoalLine[] = [];
+  const record = (outcome: Outcome) => {
+    ok = outcome.ok && ok;
+    goals.push(...outcome.goals);
+  };
+  const table = TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario));
+  if (table || scenarios.has("sync")) {
+    // One emulator for the table and sync: idle between rows, since each row's gateways stop with it.
+    const onec = await startServer(emulatorSpec(), dir);
+    if (table) record(await acceptTable(onec));
+    if (scenarios.has("sync")) record(await syncScenario(onec));
+  }
   await stopAll(); // each scenario gets the machine to itself
   if (scenarios.has("drain")) {
     console.log("");
-    ok = (await runDrain({ events: drainEvents, dir, ...profiling() })) && ok;
+    record(drainGoals(await runDrain({ events: drainEvents, dir, goal: GOALS.drain, ...profiling() })));
   }
   if (scenarios.has("drain-pg")) {
     console.log("");
-    ok = (await runDrain({ events: drainEvents, dir, postgres: postgresServer, ...profiling() })) && ok;
+    ok = (await runDrain({ events: drainEvents, dir, postgres: postgresServer, ...profiling() })).ok && ok;
   }
+  printGoals(goals);
   return ok;
 }
 
@@ -114,71 +193,172 @@ function profiling(): { profileDir?: string } {
   return profileDir === undefined ? {} : { profileDir };
 }
 
-/** One table: the bare server once, then each gateway row in turn, each stopped before the next starts. */
-async function acceptScenarios(): Promise<boolean> {
-  const bare = await startServer(bareSpec(), dir);
-  const onec = await startServer(emulatorSpec(), dir);
+/** A gateway row of the table: how its gateways run, and what the load sends them. */
+interface GatewayRow {
+  readonly name: string;
+  readonly work: string;
+  readonly instances: number;
+  readonly register: Register;
+  /** On top of gatewaySpec's, e.g. DELIVERER=off. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The requests, once the gateways listen: the replay row records the events it repeats first. */
+  readonly requests: (urls: readonly string[]) => Promise<Requests>;
+  readonly goal?: RatioGoal;
+}
 
-  // One generator for every server: the same bytes on the wire, ids never repeat across runs.
-  const nextBody = orderPaidBodies(`${Date.now().toString(36)}-${process.pid}`);
-  const measured: Measured[] = [await measure("bare", [bare], nextBody)];
+/** One table: the bare server once, then each gateway row in turn, each stopped before the next starts. */
+async function acceptTable(onec: Server): Promise<Outcome> {
+  const bare = await startServer(bareSpec(), dir);
+  // One generator for the bare server and every new-event row: the same bytes on the wire.
+  const nextBody = orderPaidBodies(runId);
+  const newEvents = async (): Promise<Requests> => ({ nextBody, expectedStatus: 202 });
+  const measured: Measured[] = [
+    await measure({ name: "bare", work: WORK.bare, servers: [bare], requests: { nextBody, expectedStatus: 201 } }),
+  ];
   await stopServer(bare.child); // idle, but its own process: the gateways get the machine without it
-  if (scenarios.has("accept")) {
-    measured.push(
-      await measureGateways("gateway", 1, { kind: "sqlite", path: join(dir, "gateway.db") }, onec, nextBody),
-    );
+  for (const [scenario, row] of sqliteRows(newEvents)) {
+    if (scenarios.has(scenario)) measured.push(await measureGateways(row, onec));
   }
   if (scenarios.has("accept-pg")) {
     for (const instances of POSTGRES_INSTANCES) {
       // A database per row: the three-instance row must not start on the first row's rows and backlog.
       const database = await createBenchDatabase(postgresServer);
       const name = instances === 1 ? "gateway-pg" : `gateway-pg-x${instances}`;
-      measured.push(await measureGateways(name, instances, { kind: "postgres", database }, onec, nextBody));
+      const work = instances === 1 ? WORK.acceptPg : WORK.acceptPgShared(instances);
+      const register: Register = { kind: "postgres", database };
+      measured.push(await measureGateways({ name, work, instances, register, requests: newEvents }, onec));
       await database.drop();
     }
   }
 
   printTable(measured);
-  return verdict(measured);
+  return { ok: verdict(measured), goals: tableGoals(measured) };
 }
 
-/** Starts `instances` gateways on one register, loads them together, stops them: their delivery backlog goes too. */
-async function measureGateways(
-  name: string,
-  instances: number,
-  register: Register,
-  onec: Server,
-  nextBody: () => string,
-): Promise<Measured> {
-  const names = Array.from({ length: instances }, (_, i) => (instances === 1 ? name : `${name}-${i + 1}`));
-  const servers = await Promise.all(names.map((each) => startServer(gatewaySpec(each, onec.url, register), dir)));
+/** The table's rows on SQLite, in its order, each under the scenario that asks for it. */
+function sqliteRows(newEvents: GatewayRow["requests"]): [Scenario, GatewayRow][] {
+  const row = (name: string, work: string, rest: Pick<GatewayRow, "requests" | "goal" | "env">): GatewayRow => ({
+    name,
+    work,
+    instances: 1,
+    register: { kind: "sqlite", path: join(dir, `${name}.db`) },
+    ...rest,
+  });
+  return [
+    ["accept", row("gateway", WORK.accept, { requests: newEvents, goal: GOALS.accept })],
+    [
+      "accept-off",
+      row("gateway-off", WORK.acceptOff, { requests: newEvents, goal: GOALS.acceptOff, env: { DELIVERER: "off" } }),
+    ],
+    ["replay", row("gateway-replay", WORK.replay, { requests: replaysOfFinishedEvents, goal: GOALS.replay })],
+  ];
+}
+
+/**
+ * The replay row's requests: BENCH_REPLAY_EVENTS events recorded through the
+ * gateway and delivered (not measured), then repeated in turn with the
+ * identical body, each answered 200 from the register.
+ */
+async function replaysOfFinishedEvents(urls: readonly string[]): Promise<Requests> {
+  const [url] = urls;
+  if (url === undefined) throw new Error("the replay row has no gateway");
+  const nextBody = orderPaidBodies(`replay-${runId}`);
+  const bodies = Array.from({ length: replayEvents }, () => nextBody());
+  process.stdout.write(`recording ${bodies.length} events and waiting until all are SUCCEEDED...\n`);
+  await recordFinishedEvents(url, bodies, REPLAY_SETTLE_LIMIT_MS);
+  return { nextBody: repeatingBodies(bodies), expectedStatus: 200 };
+}
+
+/** Starts the row's gateways on one register, loads them together, stops them: their delivery backlog goes too. */
+async function measureGateways(row: GatewayRow, onec: Server): Promise<Measured> {
+  const names = Array.from({ length: row.instances }, (_, i) =>
+    row.instances === 1 ? row.name : `${row.name}-${i + 1}`,
+  );
+  const servers = await Promise.all(
+    names.map((each) => startServer(gatewaySpec(each, onec.url, row.register, row.env), dir)),
+  );
   try {
-    return await measure(name, servers, nextBody, register);
+    const requests = await row.requests(servers.map((server) => server.url));
+    return await measure({ ...row, servers, requests });
+  } catch (error) {
+    for (const server of servers) console.error(`${server.name} output (tail):\n${tail(server.logFile)}`);
+    throw error;
   } finally {
     await Promise.all(servers.map((server) => stopServer(server.child)));
   }
 }
 
-async function measure(
-  name: string,
-  servers: readonly Server[],
-  nextBody: () => string,
-  register?: Register,
-): Promise<Measured> {
+interface MeasureRow {
+  readonly name: string;
+  readonly work: string;
+  readonly servers: readonly Server[];
+  readonly requests: Requests;
+  readonly register?: Register;
+  readonly goal?: RatioGoal;
+}
+
+async function measure({ name, work, servers, requests, register, goal }: MeasureRow): Promise<Measured> {
   const urls = servers.map((server) => server.url);
   const across = servers.length === 1 ? "" : ` across ${servers.length} instances`;
   process.stdout.write(
     `running ${name}${across}: ${WARMUP_SECONDS} s warm-up, ${settings.durationSeconds} s measured...\n`,
   );
   // The warm-up lets the JIT, the database's caches and keep-alive sockets settle; it is not reported.
-  const warmup = await runLoad(urls, { ...settings, durationSeconds: WARMUP_SECONDS }, nextBody);
+  const warmup = await runLoad(urls, { ...settings, durationSeconds: WARMUP_SECONDS }, requests);
   const sampler =
     profileDir !== undefined && register?.kind === "postgres"
       ? sampleWaits(postgresServer, register.database.name)
       : undefined;
-  const result = await measuredLoad(() => runLoad(urls, settings, nextBody));
+  const memory = sampleRss(servers.map((server) => server.child.pid));
+  const result = await measuredLoad(() => runLoad(urls, settings, requests));
+  const peakRss = memory.stop();
   const waits = await sampler?.stop();
-  return { name, servers, warmup, result, ...(waits === undefined ? {} : { waits }) };
+  return {
+    name,
+    work,
+    servers,
+    warmup,
+    result,
+    peakRss,
+    ...(goal === undefined ? {} : { goal }),
+    ...(waits === undefined ? {} : { waits }),
+  };
+}
+
+/** A gateway of its own that answers after delivering, on an emulator emptied of the table's orders. */
+async function syncScenario(onec: Server): Promise<Outcome> {
+  await resetEmulator(onec.url);
+  const name = "gateway-sync";
+  const register: Register = { kind: "sqlite", path: join(dir, `${name}.db`) };
+  const gateway = await startServer(gatewaySpec(name, onec.url, register, { SYNC_WAIT_MS: String(SYNC_WAIT_MS) }), dir);
+  try {
+    console.log("");
+    process.stdout.write(`running sync: ${syncWarmup} + ${syncRequests} requests of each kind, one at a time...\n`);
+    const outcome = await measureSyncOverhead(gateway.url, onec.url, {
+      requests: syncRequests,
+      warmup: syncWarmup,
+      goalP50Ms: GOALS.syncP50Ms,
+    });
+    if (!outcome.ok) console.error(`${name} output (tail):\n${tail(gateway.logFile)}`);
+    const overhead = outcome.p50OverheadMs;
+    const goal: GoalLine = {
+      work: `sync answer overhead at p50 (SYNC_WAIT_MS=${SYNC_WAIT_MS}, 201 after 1C)`,
+      against: "direct undici POST to the emulator",
+      figure: overhead === undefined ? "n/a" : `${overhead.toFixed(2)} ms`,
+      goal: `≤ ${GOALS.syncP50Ms} ms`,
+      met: overhead === undefined ? undefined : overhead <= GOALS.syncP50Ms,
+    };
+    return { ok: outcome.ok, goals: [goal] };
+  } finally {
+    await stopServer(gateway.child);
+  }
+}
+
+function drainGoals(outcome: DrainOutcome): Outcome {
+  const { concurrency, ratio: goal } = GOALS.drain;
+  const run = outcome.ratios.find((each) => each.concurrency === concurrency && each.workers === 1);
+  const against = "raw undici POSTs to the emulator";
+  return { ok: outcome.ok, goals: [ratioLine(WORK.drain, against, run?.ratio, goal)] };
 }
 
 function bareSpec(): ServerSpec {
@@ -190,7 +370,12 @@ function bareSpec(): ServerSpec {
   };
 }
 
-function gatewaySpec(name: string, onecUrl: string, register: Register): ServerSpec {
+function gatewaySpec(
+  name: string,
+  onecUrl: string,
+  register: Register,
+  env: Readonly<Record<string, string>> = {},
+): ServerSpec {
   return {
     name,
     script: "src/main.ts",
@@ -203,8 +388,9 @@ function gatewaySpec(name: string, onecUrl: string, register: Register): ServerS
       SYNC_WAIT_MS: "0",
       LOG_LEVEL,
       SENDER_TOKENS: `bench:${BENCH_SENDER_TOKEN}`,
-      // One sender at full speed: the limiter runs (its cost counts) but never refuses.
-      RATE_LIMIT_MAX: "1000000",
+      // The issue's setting: off, so the rows measure the accept path, not the limiter's bookkeeping.
+      RATE_LIMIT_MAX: "0",
+      ...env,
     },
     listeningUrl: gatewayListeningUrl,
   };
@@ -239,18 +425,45 @@ function printSetup(): void {
         `PostgreSQL's waits sampled during the measured runs`,
     );
   }
-  if (!scenarios.has("accept") && !scenarios.has("accept-pg")) return;
-  console.log(
-    `accept load: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s measured ` +
-      `after ${WARMUP_SECONDS} s warm-up per row, a new event_id in every request; ` +
-      `several gateways share the connections round-robin`,
-  );
-  console.log(
-    `accept gateway: SYNC_WAIT_MS=0 (202 after the durable commit), SQLite journal_mode=WAL synchronous=FULL, ` +
-      `PostgreSQL synchronous_commit=on, LOG_LEVEL=${LOG_LEVEL} (stdout to a file), ` +
-      `background delivery to the 1C emulator in its own process`,
-  );
+  if (TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario))) printTableSetup();
+  if (scenarios.has("sync")) {
+    console.log(
+      `sync: a gateway with SYNC_WAIT_MS=${SYNC_WAIT_MS} (a new event answered 201 once its own deliverer has ` +
+        `delivered it to the 1C emulator), otherwise as the table's; against a direct undici POST of the same ` +
+        `canonical body to the emulator; one connection each, one request at a time, every request timed`,
+    );
+  }
   console.log("");
+}
+
+function printTableSetup(): void {
+  console.log(
+    `accept table: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s measured ` +
+      `after ${WARMUP_SECONDS} s warm-up per row; the bare server first, then each gateway row in new processes ` +
+      `on a new register; several gateways share the connections round-robin`,
+  );
+  console.log(
+    `accept gateways: RATE_LIMIT_MAX=0 (rate limiter off), SYNC_WAIT_MS=0 (202 after the durable commit), ` +
+      `SQLite journal_mode=WAL synchronous=FULL, PostgreSQL synchronous_commit=on, ` +
+      `LOG_LEVEL=${LOG_LEVEL} (stdout to a file), one sender with its bearer token, the 1C emulator in its own process`,
+  );
+  const rows: [Scenario, string, string][] = [
+    ["accept", "gateway", "a new event_id in every request (202); delivery to 1C in the same process, the default"],
+    ["accept-off", "gateway-off", "a new event_id in every request (202); DELIVERER=off, nothing is delivered"],
+    [
+      "replay",
+      "gateway-replay",
+      `${replayEvents} events recorded through the gateway and polled until SUCCEEDED (not measured), ` +
+        `then every request repeats one of them with the identical body (200)`,
+    ],
+    ["accept-pg", "gateway-pg", "as gateway, on a new PostgreSQL database"],
+    ["accept-pg", `gateway-pg-x${POSTGRES_INSTANCES[1]}`, `${POSTGRES_INSTANCES[1]} such gateways on one new database`],
+  ];
+  const shown = rows.filter(([scenario]) => scenarios.has(scenario));
+  const width = Math.max(...shown.map(([, name]) => name.length));
+  console.log(`  ${"bare".padEnd(width)}  bare-server.ts, the same bodies as the new-event rows (201)`);
+  for (const [, name, what] of shown) console.log(`  ${name.padEnd(width)}  ${what}`);
+  console.log(`  peak RSS: every row's processes' VmRSS, read every 200 ms during its measured load; goal ${RSS_GOAL}`);
 }
 
 /** A comma-separated subset of SCENARIOS; they always run in SCENARIOS order. */

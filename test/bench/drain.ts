@@ -1,14 +1,13 @@
-import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import type { RegisterLocation } from "../../src/config/database-url.ts";
 import { onecIdempotencyKey } from "../../src/delivery/attempt-delivery.ts";
-import { type Canonical, canonicalizeEvent } from "../../src/domain/fingerprint.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { DEFAULT_SENDER } from "../../src/register/senders.ts";
 import { cpuProfileArgs, measuredLoad } from "./cpu-profile.ts";
-import { orderPaidExample } from "./load.ts";
+import { describeRatioGoal, goalNote, type RatioGoal, ratioMet } from "./goals.ts";
+import { type CanonicalEvent, canonicalEvents, emulatorOrderKeys, postToOnec, resetEmulator } from "./onec-posts.ts";
 import { createBenchDatabase } from "./postgres-database.ts";
 import { sampleWaits } from "./postgres-waits.ts";
 import { emulatorSpec, type Server, startScript, startServer, stopServer, tail } from "./processes.ts";
@@ -40,12 +39,26 @@ export interface DrainSettings {
   readonly postgres?: string;
   /** BENCH_PROFILE: where the workers write their CPU profiles. */
   readonly profileDir?: string;
+  /** A ratio the single-worker run at `concurrency` should reach, noted next to its figure. */
+  readonly goal?: DrainGoal;
 }
 
-interface DrainEvent {
-  readonly eventId: string;
-  readonly correlationId: string;
-  readonly canonical: Canonical;
+export interface DrainGoal {
+  readonly concurrency: number;
+  readonly ratio: RatioGoal;
+}
+
+/** One run's outcome: `ratio` is drain events/s ÷ raw req/s, undefined when either could not be timed. */
+export interface DrainRatio {
+  readonly concurrency: number;
+  readonly workers: number;
+  readonly ratio: number | undefined;
+}
+
+export interface DrainOutcome {
+  /** False when a run failed its checks: its figures are not a measurement. */
+  readonly ok: boolean;
+  readonly ratios: readonly DrainRatio[];
 }
 
 interface Timed {
@@ -67,9 +80,9 @@ interface Fill {
   remove(): Promise<void>;
 }
 
-export async function runDrain(settings: DrainSettings): Promise<boolean> {
+export async function runDrain(settings: DrainSettings): Promise<DrainOutcome> {
   printSetup(settings);
-  const events = drainEvents(settings.events);
+  const events = canonicalEvents("drain", settings.events);
   const onec = await startServer(emulatorSpec(`${scenarioName(settings)}-onec-emulator`), settings.dir);
   try {
     // Neither side meets a cold emulator, nor raw a cold client: the JIT warms on requests not reported.
@@ -77,8 +90,13 @@ export async function runDrain(settings: DrainSettings): Promise<boolean> {
       await rawPosts(onec.url, events, CONCURRENCIES[0], `warmup${sent}`);
     }
     let ok = true;
-    for (const run of drainRuns(settings)) ok = (await compare(onec, events, run, settings)) && ok;
-    return ok;
+    const ratios: DrainRatio[] = [];
+    for (const run of drainRuns(settings)) {
+      const compared = await compare(onec, events, run, settings);
+      ok = compared.ok && ok;
+      ratios.push({ ...run, ratio: compared.ratio });
+    }
+    return { ok, ratios };
   } finally {
     await stopServer(onec.child);
   }
@@ -95,10 +113,10 @@ function drainRuns(settings: DrainSettings): DrainRun[] {
 
 async function compare(
   onec: Server,
-  events: readonly DrainEvent[],
+  events: readonly CanonicalEvent[],
   run: DrainRun,
   settings: DrainSettings,
-): Promise<boolean> {
+): Promise<{ ok: boolean; ratio: number | undefined }> {
   await resetEmulator(onec.url);
   const fill = await freshRegister(settings, run);
   let drain: Timed;
@@ -138,28 +156,27 @@ async function compare(
   console.log(`${scenarioName(settings)}: ${events.length} pending events → 1C emulator (latency 0), ${label}`);
   row("gateway deliverer", rate(drain), `events/s  (${seconds(drain)} s)`);
   row("raw undici POST", rate(raw), `req/s     (median of ${rounds.map(rate).join(", ")}; ${connections} connections)`);
-  row("ratio drain/raw", ratio(drain, raw));
+  const drainRatio = ratio(drain, raw);
+  const goal = goalOf(settings, run);
+  const note = goal === undefined ? "" : goalNote(describeRatioGoal(goal), ratioMet(drainRatio, goal));
+  row("ratio drain/raw", drainRatio === undefined ? "n/a" : drainRatio.toFixed(2), note);
   if (problems.length === 0) row("verified", String(events.length), "SUCCEEDED in the register and orders in 1C");
   if (waits !== undefined) console.log(`  PostgreSQL during the drain: ${waits}`);
   for (const problem of problems) console.error(`FAIL ${scenarioName(settings)}, ${label}: ${problem}`);
   if (problems.length > 0) console.error(`emulator output (tail):\n${tail(onec.logFile)}`);
-  return problems.length === 0;
+  return { ok: problems.length === 0, ratio: drainRatio };
+}
+
+/** The goal applies to one worker at the goal's concurrency: the gateway's own drain, not a cluster's. */
+function goalOf(settings: DrainSettings, run: DrainRun): RatioGoal | undefined {
+  const goal = settings.goal;
+  return goal !== undefined && goal.concurrency === run.concurrency && run.workers === 1 ? goal.ratio : undefined;
 }
 
 function runLabel(settings: DrainSettings, { concurrency, workers }: DrainRun): string {
   const setting = `ONEC_MAX_CONCURRENCY=${concurrency}`;
   if (settings.postgres === undefined) return setting;
   return `PostgreSQL, ${workers} worker${workers === 1 ? "" : "s"}, ${setting}${workers === 1 ? "" : " each"}`;
-}
-
-function drainEvents(count: number): DrainEvent[] {
-  const example = orderPaidExample();
-  const run = `${Date.now().toString(36)}-${process.pid}`;
-  return Array.from({ length: count }, (_, i) => {
-    const eventId = `drain-${run}-${i + 1}`;
-    const canonical = canonicalizeEvent({ ...example, event_id: eventId });
-    return { eventId, correlationId: randomUUID(), canonical };
-  });
 }
 
 async function freshRegister(settings: DrainSettings, run: DrainRun): Promise<Fill> {
@@ -175,7 +192,7 @@ async function freshRegister(settings: DrainSettings, run: DrainRun): Promise<Fi
 }
 
 /** Set-up, not measured: through the port's reserve, each event its own commit, as the accept path records them. */
-async function seed(location: RegisterLocation, events: readonly DrainEvent[]): Promise<void> {
+async function seed(location: RegisterLocation, events: readonly CanonicalEvent[]): Promise<void> {
   const register = await openRegister(location, { poolMax: FILL_CONCURRENCY });
   try {
     const now = Date.now();
@@ -267,7 +284,7 @@ function parseResult(stdout: string): WorkerResult | undefined {
 /** The register says every event SUCCEEDED, and the emulator holds exactly one order for each. */
 async function checkDrain(
   location: RegisterLocation,
-  events: readonly DrainEvent[],
+  events: readonly CanonicalEvent[],
   onecUrl: string,
 ): Promise<string[]> {
   const register = await openRegister(location);
@@ -288,7 +305,7 @@ async function checkDrain(
 /** What the gateway's OnecClient sends, minus its classification: C loops on an Agent of C connections. */
 async function rawPosts(
   onecUrl: string,
-  events: readonly DrainEvent[],
+  events: readonly CanonicalEvent[],
   concurrency: number,
   keyPrefix: string,
 ): Promise<Timed> {
@@ -297,19 +314,8 @@ async function rawPosts(
   let created = 0;
   const loop = async () => {
     for (let event = events[next++]; event !== undefined; event = events[next++]) {
-      const response = await request(`${onecUrl}/v1/orders/paid`, {
-        method: "POST",
-        dispatcher: agent,
-        headers: {
-          "content-type": "application/json; charset=utf-8",
-          accept: "application/json",
-          "x-correlation-id": event.correlationId,
-          "idempotency-key": `${keyPrefix}-${event.eventId}`,
-        },
-        body: event.canonical.text,
-      });
-      await response.body.text();
-      if (response.statusCode === 201) created += 1;
+      const status = await postToOnec(onecUrl, agent, event, `${keyPrefix}-${event.eventId}`);
+      if (status === 201) created += 1;
     }
   };
   const startedAt = performance.now();
@@ -317,20 +323,6 @@ async function rawPosts(
   const ms = performance.now() - startedAt;
   await agent.close();
   return { count: created, ms };
-}
-
-async function emulatorOrderKeys(onecUrl: string): Promise<string[]> {
-  const response = await request(`${onecUrl}/_emulator/orders`);
-  const text = await response.body.text();
-  const { orders } = (response.statusCode === 200 ? JSON.parse(text) : {}) as { orders?: { key?: unknown }[] };
-  if (!Array.isArray(orders)) throw new Error(`GET /_emulator/orders answered ${response.statusCode}: ${text}`);
-  return orders.map(({ key }) => String(key));
-}
-
-async function resetEmulator(onecUrl: string): Promise<void> {
-  const response = await request(`${onecUrl}/_emulator/reset`, { method: "POST" });
-  await response.body.dump();
-  if (response.statusCode !== 204) throw new Error(`POST /_emulator/reset answered ${response.statusCode}`);
 }
 
 function printSetup(settings: DrainSettings): void {
@@ -367,8 +359,6 @@ function seconds({ ms }: Timed): string {
   return (ms / 1000).toFixed(2);
 }
 
-function ratio(drain: Timed, raw: Timed): string {
-  return drain.ms > 0 && raw.ms > 0 && raw.count > 0
-    ? ((drain.count * raw.ms) / (drain.ms * raw.count)).toFixed(2)
-    : "n/a";
+function ratio(drain: Timed, raw: Timed): number | undefined {
+  return drain.ms > 0 && raw.ms > 0 && raw.count > 0 ? (drain.count * raw.ms) / (drain.ms * raw.count) : undefined;
 }

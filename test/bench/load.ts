@@ -30,6 +30,16 @@ export function orderPaidBodies(runId: string): () => string {
   return () => `${head}"bench-${runId}-${++n}"${rest}`;
 }
 
+/**
+ * The same bodies over and over, in turn: each request repeats an event the
+ * gateway has already recorded, so every answer is a replay of its first.
+ */
+export function repeatingBodies(bodies: readonly string[]): () => string {
+  if (bodies.length === 0) throw new Error("nothing to repeat");
+  let n = 0;
+  return () => bodies[n++ % bodies.length] as string;
+}
+
 /** The bench's one sender (SENDER_TOKENS=bench:<this>): production auth is part of the cost. */
 export const BENCH_SENDER_TOKEN = "bench-sender-token-0123456789";
 
@@ -42,17 +52,32 @@ type MultiUrlAutocannon = (
 ) => Promise<autocannon.Result>;
 const autocannonOnUrls = autocannon as unknown as MultiUrlAutocannon;
 
+/** What a row sends, and the one answer it must get to every request. */
+export interface Requests {
+  readonly nextBody: () => string;
+  /** 201 from the bare server, 202 for a new event (SYNC_WAIT_MS=0), 200 for a repeat of a finished one. */
+  readonly expectedStatus: number;
+}
+
+export interface LoadRun {
+  readonly result: autocannon.Result;
+  readonly expectedStatus: number;
+  /** Answers with any other status: a replay where a new event was meant, a 429, a 503… */
+  readonly unexpected: number;
+}
+
 /**
- * One autocannon run of POSTs with a fresh body per request. Several servers
- * share the connections round-robin, each connection keeping to its server
+ * One autocannon run of POSTs with the next body per request, counting the
+ * answers that are not the expected status. Several servers share the
+ * connections round-robin, each connection keeping to its server
  * (keep-alive), as behind a TCP load balancer.
  */
-export function runLoad(
+export async function runLoad(
   baseUrls: readonly string[],
   settings: LoadSettings,
-  nextBody: () => string,
-): Promise<autocannon.Result> {
-  return autocannonOnUrls({
+  { nextBody, expectedStatus }: Requests,
+): Promise<LoadRun> {
+  const result = await autocannonOnUrls({
     url: baseUrls.map((baseUrl) => `${baseUrl}${ROUTE}`),
     method: "POST",
     // The bare server ignores the token; the gateway authenticates it as a configured sender.
@@ -68,4 +93,11 @@ export function runLoad(
       },
     ],
   });
+  return { result, expectedStatus, unexpected: answersOtherThan(result, expectedStatus) };
+}
+
+function answersOtherThan(result: autocannon.Result, expectedStatus: number): number {
+  return Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => Number(code) !== expectedStatus)
+    .reduce((sum, [, { count }]) => sum + (count ?? 0), 0);
 }
