@@ -55,9 +55,16 @@ interface Step {
  * One delivery attempt under a lease: POST the accepted bytes to 1C (no
  * transaction is open meanwhile), or ask 1C first when the policy is about to
  * stop the event, then write the outcome if the lease is still ours. Never
- * throws for anything 1C does; only lost storage throws.
+ * throws for anything 1C does; only lost storage throws. `callsDone` hears
+ * of 1C's part as soon as it is over, before the outcome is written: the
+ * deliverer's cap is on calls to 1C, and its next claim can then share the
+ * outcome's commit.
  */
-export async function attemptDelivery(deps: AttemptDeps, claim: Claim): Promise<AttemptResult> {
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  claim: Claim,
+  callsDone: (onecAnswered: boolean) => void = () => {},
+): Promise<AttemptResult> {
   const { record, lease } = claim;
   const log = deps.log.child({
     correlation_id: record.correlationId,
@@ -71,6 +78,7 @@ export async function attemptDelivery(deps: AttemptDeps, claim: Claim): Promise<
     plan.kind === "ask" ? await askBeforeEnding(deps, record, plan.ending, log) : await deliver(deps, record, log);
   const finishedAt = deps.now();
   const durationMs = finishedAt - startedAt;
+  callsDone(step.onecAnswered);
   const settled = await deps.register.settle(
     lease,
     step.settlement,

@@ -40,7 +40,10 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #options: DelivererOptions;
   readonly #breaker: CircuitBreaker;
   readonly #log: Logger;
+  /** Attempts not yet finished, their outcome's write included: what stop() waits for. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Attempts still calling 1C: what the concurrency cap counts. */
+  #calling = 0;
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
@@ -151,7 +154,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   #room(): number {
     if (this.#stopped) return 0;
-    return Math.max(0, Math.min(this.#options.concurrency - this.#inFlight.size, this.#breaker.permits()));
+    return Math.max(0, Math.min(this.#options.concurrency - this.#calling, this.#breaker.permits()));
   }
 
   async #claimAndStart(only: { sender: string; eventId: string } | undefined, limit: number): Promise<number> {
@@ -168,10 +171,20 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   #start(claim: Claim): void {
     this.#breaker.onStart();
-    const running: Promise<void> = attemptDelivery(this.#deps, claim)
-      .then(({ record, outcome, onecAnswered, leaseLost, durationMs }) => {
-        if (!onecAnswered) this.#recordFailure();
-        else if (this.#breaker.onSuccess()) this.#recovered();
+    this.#calling++;
+    let calling = true;
+    // 1C is done with this attempt: the breaker learns how it went, and the slot goes to the next
+    // claim, which is then written in the same group commit as this attempt's outcome.
+    const callsDone = (onecAnswered: boolean | undefined): void => {
+      if (!calling) return;
+      calling = false;
+      this.#calling--;
+      if (onecAnswered === false) this.#recordFailure();
+      else if (onecAnswered === true && this.#breaker.onSuccess()) this.#recovered();
+      this.wake();
+    };
+    const running: Promise<void> = attemptDelivery(this.#deps, claim, callsDone)
+      .then(({ record, outcome, leaseLost, durationMs }) => {
         if (!leaseLost && record.status === EventStatus.FAILED_FINAL) {
           this.#log.error(
             { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
@@ -186,6 +199,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         this.#log.error({ err: error, event_id: claim.record.eventId }, "attempt outcome not written");
       })
       .finally(() => {
+        callsDone(undefined);
         this.#inFlight.delete(running);
         this.wake();
       });

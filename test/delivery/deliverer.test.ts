@@ -158,6 +158,48 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect(await register.list({ status: "SUCCEEDED", limit: 100 })).toHaveLength(10);
   });
 
+  it("gives a call's slot to the next event once 1C has answered, while the outcome is still being written", async () => {
+    const secondCall = deferred<void>();
+    let written = 0;
+    const writtenAtSecondCall: number[] = [];
+    const onec = scriptedOnec((call) => {
+      if (call === 2) {
+        writtenAtSecondCall.push(written);
+        secondCall.resolve();
+      }
+      return delivered;
+    });
+    const writeOutcomes = deferred<void>();
+    // The register, with every outcome's write held until the test lets it go.
+    const slowSettles = new Proxy(register, {
+      get(target, property, receiver) {
+        if (property === "settle") {
+          return async (...args: Parameters<EventRegister["settle"]>) => {
+            await writeOutcomes.promise;
+            const record = await target.settle(...args);
+            written++;
+            return record;
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const d = deliverer(onec, { concurrency: 1 }, slowSettles);
+    await accept("evt-1");
+    await accept("evt-2");
+    await d.pump();
+    // Held writes would hold the second call forever if the slot waited for them: bounded, then let go.
+    await Promise.race([secondCall.promise, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    writeOutcomes.resolve();
+    await d.idle();
+    while (onec.calls.length < 2 || d.inFlight > 0) await d.idle().then(() => d.pump());
+    // With the cap at 1, the second call started before the first outcome was written.
+    expect(writtenAtSecondCall).toEqual([0]);
+    expect(onec.maxRunning()).toBe(1);
+    expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.eventId)).toEqual(["evt-1", "evt-2"]);
+  });
+
   it("opens the breaker after consecutive failures: stops claiming without spending waiting events' attempts", async () => {
     let up = false;
     const onec = scriptedOnec(() => (up ? delivered : busy));

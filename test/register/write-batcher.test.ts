@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type JobResult, WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
 import { closureBatcher } from "../support/closure-batcher.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -92,5 +93,56 @@ describe("WriteBatcher (group commit), on one connection", () => {
       ),
     );
     expect([...new Set(seen)]).toEqual([0, 10, 20]);
+  });
+});
+
+describe("WriteBatcher with an asynchronous commit (the writer thread's)", () => {
+  /** A commit whose batches end when the test says so, in the order they were sent. */
+  function controlledCommit() {
+    const sent: number[][] = [];
+    const pending: Array<() => void> = [];
+    const commit = (jobs: readonly number[]) => {
+      sent.push([...jobs]);
+      return new Promise<JobResult[]>((resolve) => {
+        pending.push(() => resolve(jobs.map((job) => ({ ok: true, value: job * 10 }))));
+      });
+    };
+    const endOldest = () => pending.shift()?.();
+    return { sent, commit, endOldest };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("keeps at most maxInFlight batches out, and sends what gathered meanwhile as one batch when one ends", async () => {
+    const { sent, commit, endOldest } = controlledCommit();
+    const batcher = new WriteBatcher<number>(commit, 256, 2);
+    const answers = [1, 2].map((job) => batcher.submit(job));
+    await nextTurn();
+    answers.push(batcher.submit(3));
+    await nextTurn();
+    answers.push(...[4, 5, 6].map((job) => batcher.submit(job)));
+    await nextTurn();
+    await nextTurn();
+    // Two batches out; 4, 5 and 6 wait, whatever the turns.
+    expect(sent).toEqual([[1, 2], [3]]);
+    endOldest();
+    expect(await Promise.all(answers.slice(0, 2))).toEqual([10, 20]);
+    await nextTurn();
+    expect(sent).toEqual([[1, 2], [3], [4, 5, 6]]);
+    endOldest();
+    endOldest();
+    expect(await Promise.all(answers)).toEqual([10, 20, 30, 40, 50, 60]);
+  });
+
+  it("rejects every job of a batch whose commit fails, and goes on with the next", async () => {
+    let calls = 0;
+    const batcher = new WriteBatcher<number>(async (jobs) => {
+      calls++;
+      if (calls === 1) throw new Error("disk full");
+      return jobs.map((job) => ({ ok: true, value: job }));
+    });
+    const first = await Promise.allSettled([batcher.submit(1), batcher.submit(2)]);
+    expect(first.map((result) => result.status)).toEqual(["rejected", "rejected"]);
+    expect(await batcher.submit(3)).toBe(3);
+    await batcher.idle();
   });
 });

@@ -13,22 +13,24 @@ interface Queued<J> {
 
 /**
  * Group commit. Every write of the register is one small job; the jobs
- * submitted while no batch is committing go together at the end of the
- * event-loop turn, and the jobs submitted while one is committing go
- * together as soon as it is done. So one fsync makes a whole batch durable,
- * under load the batches grow instead of queueing fsyncs, and no job is
- * answered before its own batch's commit.
+ * submitted in one event-loop turn go together at its end, unless
+ * `maxInFlight` batches are already committing: then they gather until one
+ * of those is done, and go together at once. So one fsync makes a whole
+ * batch durable, under load the batches grow instead of queueing fsyncs,
+ * and no job is answered before its own batch's commit.
  */
 export class WriteBatcher<J> {
   readonly #commit: CommitBatch<J>;
   readonly #maxBatch: number;
   #queue: Queued<J>[] = [];
   #scheduled = false;
-  #committing: Promise<void> | undefined;
+  readonly #maxInFlight: number;
+  readonly #committing = new Set<Promise<void>>();
 
-  constructor(commit: CommitBatch<J>, maxBatch = 256) {
+  constructor(commit: CommitBatch<J>, maxBatch = 256, maxInFlight = 1) {
     this.#commit = commit;
     this.#maxBatch = maxBatch;
+    this.#maxInFlight = maxInFlight;
   }
 
   submit(job: J): Promise<unknown> {
@@ -50,9 +52,9 @@ export class WriteBatcher<J> {
 
   /** Resolves when nothing is queued or committing: what close() waits for. */
   async idle(): Promise<void> {
-    while (this.#committing !== undefined || this.#queue.length > 0) {
-      if (this.#committing === undefined) this.#flush();
-      await this.#committing;
+    while (this.#committing.size > 0 || this.#queue.length > 0) {
+      this.#flush();
+      await Promise.all(this.#committing);
     }
   }
 
@@ -68,7 +70,7 @@ export class WriteBatcher<J> {
 
   #flush(): void {
     // The batch committing now takes the queue with it when it ends.
-    if (this.#committing !== undefined) return;
+    if (this.#committing.size >= this.#maxInFlight) return;
     const batch = this.#queue.splice(0, this.#maxBatch);
     if (batch.length === 0) return;
     let results: JobResult[] | Promise<JobResult[]>;
@@ -83,14 +85,15 @@ export class WriteBatcher<J> {
       if (this.#queue.length > 0) this.#schedule();
       return;
     }
-    this.#committing = results.then(
+    const committing = results.then(
       (done) => answer(batch, done),
       (error: unknown) => {
         for (const queued of batch) queued.reject(error);
       },
     );
-    void this.#committing.then(() => {
-      this.#committing = undefined;
+    this.#committing.add(committing);
+    void committing.then(() => {
+      this.#committing.delete(committing);
       this.flushQueued();
     });
   }

@@ -40,13 +40,23 @@ export function openWriter(db: Database.Database, data: WriterThreadData): Write
   return new GroupCommitWriter(batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job)));
 }
 
+const MAX_BATCH = 256;
+/**
+ * Two batches out at once: the thread finds the next one waiting when it ends
+ * a commit, instead of idling through the round trip to this thread and back
+ * (0.4–0.8 ms under load, as long as a small commit). It still commits them
+ * one after the other, in the order they were sent. Measured on the drain
+ * (settles and claims in small batches): +15–30 % events/s.
+ */
+const BATCHES_IN_FLIGHT = 2;
+
 class GroupCommitWriter implements Writer {
   readonly #batches: WriteBatcher<WriteJob>;
   readonly #stop: () => Promise<void>;
   #closed = false;
 
   constructor(commit: CommitBatch<WriteJob>, stop: () => Promise<void> = async () => {}) {
-    this.#batches = new WriteBatcher(commit);
+    this.#batches = new WriteBatcher(commit, MAX_BATCH, BATCHES_IN_FLIGHT);
     this.#stop = stop;
   }
 
