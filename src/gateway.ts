@@ -137,7 +137,17 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
   const acceptor = new OrderPaidAcceptor(stack.register, {
     syncWaitMs: config.syncWaitMs,
     now,
-    ...(deliverer === undefined ? {} : { deliveryActive: () => deliverer.delivering }),
+    ...(deliverer === undefined
+      ? {}
+      : {
+          deliveryActive: () => deliverer.delivering,
+          // Only SQLite's single writer runs the claim after the reservation, in its commit;
+          // on PostgreSQL the claim would race the uncommitted insert and find nothing, so
+          // there the register's notice of the committed event expedites it.
+          ...(config.database.kind === "sqlite"
+            ? { expedite: (sender: string, eventId: string) => deliverer.expedite(sender, eventId) }
+            : {}),
+        }),
   });
   let draining = false;
   const app = buildApp({

@@ -44,6 +44,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #inFlight = new Set<Promise<void>>();
   /** Attempts still calling 1C: what the concurrency cap counts. */
   #calling = 0;
+  /** The events of the attempts in flight: an event already claimed here needs no expedited claim. */
+  readonly #attempting = new Set<string>();
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
@@ -102,7 +104,9 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   /** Someone is waiting for this event: claim it ahead of the queue if there is room. */
   expedite(sender: string, eventId: string): void {
-    this.#expedite.add(keyOf(sender, eventId));
+    const key = keyOf(sender, eventId);
+    if (this.#attempting.has(key)) return;
+    this.#expedite.add(key);
     this.wake();
   }
 
@@ -170,6 +174,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   #start(claim: Claim): void {
+    const key = keyOf(claim.record.sender, claim.record.eventId);
+    this.#attempting.add(key);
     this.#breaker.onStart();
     this.#calling++;
     let calling = true;
@@ -200,6 +206,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       })
       .finally(() => {
         callsDone(undefined);
+        this.#attempting.delete(key);
         this.#inFlight.delete(running);
         this.wake();
       });

@@ -200,6 +200,38 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.eventId)).toEqual(["evt-1", "evt-2"]);
   });
 
+  it("asked to hurry an event it is already calling 1C about, makes no claim for it", async () => {
+    const gate = deferred<OnecOutcome>();
+    const onec = scriptedOnec(() => gate.promise);
+    const claimsFor: string[] = [];
+    const watched = new Proxy(register, {
+      get(target, property, receiver) {
+        if (property === "claim") {
+          return (request: Parameters<EventRegister["claim"]>[0]) => {
+            if (request.only !== undefined) claimsFor.push(request.only.eventId);
+            return target.claim(request);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const d = deliverer(onec, {}, watched);
+    await accept("evt-1");
+    while (onec.calls.length === 0) await d.pump();
+    const before = claimsFor.length;
+    d.expedite("default", "evt-1");
+    await d.pump();
+    expect(claimsFor.length).toBe(before);
+    gate.resolve(delivered);
+    await d.idle();
+    // Once its attempt is over, the event can be hurried again (a replay puts it back to pending).
+    d.expedite("default", "evt-1");
+    await d.pump();
+    expect(claimsFor.slice(before)).toEqual(["evt-1"]);
+    expect(onec.calls).toHaveLength(1);
+  });
+
   it("opens the breaker after consecutive failures: stops claiming without spending waiting events' attempts", async () => {
     let up = false;
     const onec = scriptedOnec(() => (up ? delivered : busy));

@@ -184,6 +184,73 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
     expect(spy.calls.reserve).toBeUndefined();
   });
 
+  describe("a new event whose request will wait for 1C", () => {
+    interface Expedited {
+      calls: number;
+      /** Whether the reservation had been answered when the deliverer was asked to claim. */
+      reservedBefore: boolean[];
+      claims: Promise<unknown[]>[];
+    }
+
+    /** An acceptor whose expedite claims the event at once, as the gateway's deliverer does. */
+    function expediting(syncWaitMs: number, deliveryActive = true): { acceptor: OrderPaidAcceptor; seen: Expedited } {
+      const seen: Expedited = { calls: 0, reservedBefore: [], claims: [] };
+      let reserved = false;
+      const reserve = spy.register.reserve.bind(spy.register);
+      spy.register.reserve = (request) =>
+        reserve(request).then((result) => {
+          reserved = true;
+          return result;
+        });
+      const acceptor = new OrderPaidAcceptor(spy.register, {
+        syncWaitMs,
+        pollMs: 20,
+        now: Date.now,
+        deliveryActive: () => deliveryActive,
+        expedite: (sender, eventId) => {
+          seen.calls++;
+          seen.reservedBefore.push(reserved);
+          seen.claims.push(
+            sqlite.claim({ owner: "w", now: Date.now(), leaseMs: 10_000, limit: 1, only: { sender, eventId } }),
+          );
+        },
+      });
+      return { acceptor, seen };
+    }
+
+    it("asks for the claim before the reservation commits, and the claim, queued behind it, gets the event", async () => {
+      const { acceptor, seen } = expediting(100);
+      const result = await acceptor.accept({
+        sender: SENDER,
+        eventId: "evt-expedited",
+        canonical: canonicalOf("evt-expedited"),
+        correlationId: "corr-1",
+      });
+      expect(result).toMatchObject({ kind: "event", firstAnswer: true });
+      expect(seen.reservedBefore).toEqual([false]);
+      const [claims] = await Promise.all(seen.claims);
+      expect(claims).toMatchObject([{ record: { eventId: "evt-expedited", attempts: 1 } }]);
+    });
+
+    it("does not ask when the request will not wait: no sync wait, or 1C considered down", async () => {
+      for (const [syncWaitMs, active] of [
+        [0, true],
+        [100, false],
+      ] as const) {
+        const eventId = `evt-no-wait-${syncWaitMs}`;
+        const { acceptor, seen } = expediting(syncWaitMs, active);
+        const result = await acceptor.accept({
+          sender: SENDER,
+          eventId,
+          canonical: canonicalOf(eventId),
+          correlationId: "c",
+        });
+        expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { status: "PROCESSING" } });
+        expect(seen.calls).toBe(0);
+      }
+    });
+  });
+
   describe("a request that misses on the read while another records the same event_id", () => {
     /** The other request records `other` just after this one's read found nothing. */
     function raceOnFirstRead(other: Canonical): void {
