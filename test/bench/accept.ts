@@ -24,7 +24,16 @@ import {
   unreachable,
 } from "./postgres-database.ts";
 import { sampleWaits } from "./postgres-waits.ts";
-import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer, tail } from "./processes.ts";
+import {
+  emulatorSpec,
+  type Server,
+  type ServerSpec,
+  startNodeFlags,
+  startServer,
+  stopAll,
+  stopServer,
+  tail,
+} from "./processes.ts";
 import { sampleRss } from "./rss.ts";
 import { measureSyncOverhead } from "./sync-overhead.ts";
 
@@ -379,7 +388,7 @@ function gatewaySpec(
   return {
     name,
     script: "src/main.ts",
-    nodeArgs: cpuProfileArgs(profileDir, name),
+    nodeArgs: [...startNodeFlags(), ...cpuProfileArgs(profileDir, name)],
     env: {
       PORT: "0",
       HOST: "127.0.0.1",

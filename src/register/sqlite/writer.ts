@@ -1,4 +1,6 @@
 import { once } from "node:events";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { StorageUnavailableError } from "../port.ts";
@@ -146,12 +148,14 @@ class WriterThread {
 /**
  * The gateway runs from TypeScript source through tsx, and Node 20 gives a
  * worker none of the parent's --import hooks: the thread registers tsx
- * itself, then loads its module.
+ * itself, then loads its module. tsx's require hook, not its ESM loader:
+ * the loader would start a module-hooks thread of its own (one more V8
+ * isolate, ~20 MB of RSS) for a handful of modules that need nothing of ESM.
  */
 function spawnWriterThread(data: WriterThreadData): Worker {
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const entry = new URL("./writer-thread.ts", import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  const tsx = createRequire(import.meta.url).resolve("tsx/cjs/api");
+  const entry = fileURLToPath(new URL("./writer-thread.ts", import.meta.url));
+  const bootstrap = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`;
   return new Worker(bootstrap, { eval: true, workerData: data });
 }
 
