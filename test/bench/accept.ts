@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
+import { startNodeFlags } from "../support/start-script.ts";
 import { type Measured, printTable, RSS_GOAL, tableGoals, verdict } from "./accept-report.ts";
 import { cpuProfileArgs, measuredLoad, summarizeProfiles } from "./cpu-profile.ts";
 import { type DrainGoal, type DrainOutcome, runDrain } from "./drain.ts";
@@ -24,16 +25,7 @@ import {
   unreachable,
 } from "./postgres-database.ts";
 import { sampleWaits } from "./postgres-waits.ts";
-import {
-  emulatorSpec,
-  type Server,
-  type ServerSpec,
-  startNodeFlags,
-  startServer,
-  stopAll,
-  stopServer,
-  tail,
-} from "./processes.ts";
+import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer, tail } from "./processes.ts";
 import { sampleRss } from "./rss.ts";
 import { measureSyncOverhead } from "./sync-overhead.ts";
 

@@ -10,22 +10,6 @@ const STOP_GRACE_MS = 5_000;
 /** Every child not yet exited, so a failure or Ctrl-C anywhere can still stop them all. */
 const running = new Set<ChildProcess>();
 
-/**
- * The node flags `npm start` runs the gateway with (package.json), so the
- * bench's gateways run as production does: the heap's settings are part of
- * what the RSS row measures.
- */
-export function startNodeFlags(): string[] {
-  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
-    .scripts;
-  const words = (scripts.start ?? "").split(/\s+/);
-  const flags = words.slice(1, words.indexOf("--import"));
-  if (words[0] !== "node" || flags.some((flag) => !flag.startsWith("--"))) {
-    throw new Error(`package.json's start script is not "node [--flags] --import tsx …": ${scripts.start}`);
-  }
-  return flags;
-}
-
 export interface Server {
   readonly name: string;
   readonly url: string;

@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { startArgs } from "../support/start-script.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
@@ -28,7 +29,7 @@ export interface Launched<T> {
 
 /** `npm start`: the production server. Ready with its URL once Fastify logs that it listens. */
 export function launchGateway(env: Record<string, string>, timeoutMs: number): Launched<string> {
-  return launch(["--import", "tsx", "src/main.ts"], env, timeoutMs, (log) =>
+  return launch(startArgs(), env, timeoutMs, (log) =>
     typeof log.msg === "string" ? /^Server listening at (\S+)/.exec(log.msg)?.[1] : undefined,
   );
 }

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { startArgs } from "../support/start-script.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
@@ -9,7 +10,7 @@ function start(env: Record<string, string>) {
       ([name]) => !/^(ONEC_|PORT$|DATABASE_URL$|SYNC_WAIT_MS$|SENDER|ALLOW_ANONYMOUS$)/.test(name),
     ),
   );
-  return spawnSync(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  return spawnSync(process.execPath, startArgs(), {
     cwd: repoRoot,
     env: { ...base, ...env },
     encoding: "utf8",

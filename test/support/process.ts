@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { startArgs } from "./start-script.ts";
 import { tempDir } from "./temp.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
@@ -21,7 +22,7 @@ export interface GatewayProcess {
  * ready once it logs the address it listens on.
  */
 export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, startArgs(), {
     cwd: repoRoot,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ALLOW_ANONYMOUS: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"],
