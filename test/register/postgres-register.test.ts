@@ -196,6 +196,53 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     expect(Number(rows[0]?.n)).toBe(200);
   });
 
+  it("writes the outcomes of one turn in one transaction, each still fenced by its own lease", async () => {
+    const a = await open();
+    const b = await open();
+    const ids = Array.from({ length: 20 }, (_, i) => `settle-batch-${i}`);
+    await Promise.all(ids.map((eventId) => a.reserve(reserveRequest({ eventId }))));
+    const claims = (
+      await Promise.all(
+        ids.map((eventId) =>
+          a.claim({ owner: "worker-a", now: T0, leaseMs: 60_000, limit: 1, only: { sender: "default", eventId } }),
+        ),
+      )
+    ).flat();
+    expect(claims).toHaveLength(20);
+    const delivered = {
+      status: EventStatus.SUCCEEDED,
+      order: { id: "o", number: "N" },
+      response: { status: 201, body: "{}" },
+    } as const;
+    const report = { startedAt: T0, durationMs: 3, outcome: "delivered" } as const;
+    // The first one's lease is stale (an older token): its outcome must change nothing, the others' must land.
+    // A second instance settles the last five at the same moment, in the opposite key order: no deadlock.
+    const mine = claims.slice(0, 15);
+    const theirs = claims.slice(15).reverse();
+    const settled = await Promise.all([
+      ...mine.map((claim, i) =>
+        a.settle(i === 0 ? { ...claim.lease, token: claim.lease.token - 1 } : claim.lease, delivered, report, T0 + 5),
+      ),
+      ...theirs.map((claim) => b.settle(claim.lease, delivered, report, T0 + 5)),
+    ]);
+    expect(settled[0]).toBeUndefined();
+    expect(settled.slice(1).map((record) => record?.status)).toEqual(Array(19).fill("SUCCEEDED"));
+    expect((await a.find("default", "settle-batch-0"))?.status).toBe("PROCESSING");
+
+    // Rows written by one transaction carry its id (xmin): one per instance's batch, not one per event.
+    const transactions = async (table: "inbound_events" | "delivery_attempts", eventIds: readonly string[]) => {
+      const rows = await db.sql<{ n: string }[]>`
+        SELECT count(DISTINCT xmin::text) AS n FROM ${db.sql(table)} WHERE event_id IN ${db.sql(eventIds)}`;
+      return Number(rows[0]?.n);
+    };
+    const mineSettled = ids.slice(1, 15);
+    const theirsSettled = ids.slice(15);
+    expect(await transactions("inbound_events", mineSettled)).toBe(1);
+    expect(await transactions("delivery_attempts", mineSettled)).toBe(1);
+    expect(await transactions("inbound_events", theirsSettled)).toBe(1);
+    expect(await transactions("inbound_events", [...mineSettled, ...theirsSettled])).toBe(2);
+  });
+
   it("listens again after its LISTEN connection is killed", async () => {
     const a = await open();
     const b = await open();

@@ -28,7 +28,7 @@ import {
   StorageUnavailableError,
   statusCounts,
 } from "../port.ts";
-import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
+import { claimOf, type EventRow, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
 import { ChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
@@ -37,6 +37,22 @@ import { PostgresSessionStore } from "./session-store.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 import { TickBatcher } from "./tick-batcher.ts";
+
+interface SettleJob {
+  params: q.SettleParams;
+  settlement: Settlement;
+}
+
+/** The settled row, or none when the lease was lost (a batch's answer is never undefined itself). */
+interface SettleDone {
+  row: EventRow | undefined;
+}
+
+function compareKeys(a: SettleJob, b: SettleJob): number {
+  const left = `${a.params.sender}\u0000${a.params.eventId}`;
+  const right = `${b.params.sender}\u0000${b.params.eventId}`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
 
 export interface PostgresRegisterOptions {
   /** Connections in the pool (not counting the one LISTEN connection). */
@@ -52,8 +68,10 @@ export interface PostgresRegisterOptions {
  * schema in migrations/*.sql. Several gateway instances and workers share one
  * database: claims lock with SKIP LOCKED, settles are fenced by the lease
  * token, and changes are told to every instance through LISTEN/NOTIFY.
- * Each write is one autocommit statement (replay: one short transaction), so
- * a method resolves only after its commit, with synchronous_commit on.
+ * Each write is one autocommit statement (replay: one short transaction; the
+ * reservations and the outcomes of one event-loop turn: one statement or one
+ * transaction for all), so a method resolves only after its commit, with
+ * synchronous_commit on.
  * No transaction is ever open while 1C is called. Times are epoch ms, as the
  * port defines them, but stamped with the database's clock (unless opened
  * with clock "node"): every instance then measures leases and due times
@@ -65,6 +83,7 @@ export class PostgresRegister implements EventRegister {
   readonly #feed: ChangeFeed;
   readonly #clock: q.ClockSource;
   readonly #reservations = new TickBatcher<ReserveRequest, ReserveResult>((batch) => this.#reserveBatch(batch));
+  readonly #settles = new TickBatcher<SettleJob, SettleDone>((batch) => this.#settleBatch(batch));
   #closing: Promise<void> | undefined;
   readonly sessions: SessionStore;
 
@@ -180,28 +199,45 @@ export class PostgresRegister implements EventRegister {
     report: AttemptReport,
     now: number,
   ): Promise<EventRecord | undefined> {
-    const row = await storage(() =>
-      q.settleEvent(
-        this.#sql,
-        {
-          sender: lease.sender,
-          eventId: lease.eventId,
-          token: lease.token,
-          now,
-          clock: this.#clock,
-          durationMs: report.durationMs,
-          outcome: report.outcome,
-          httpStatus: report.httpStatus ?? null,
-          errorClass: report.errorClass ?? null,
-          detail: report.detail ?? null,
-        },
-        settlement,
-      ),
-    );
+    const params: q.SettleParams = {
+      sender: lease.sender,
+      eventId: lease.eventId,
+      token: lease.token,
+      now,
+      clock: this.#clock,
+      durationMs: report.durationMs,
+      outcome: report.outcome,
+      httpStatus: report.httpStatus ?? null,
+      errorClass: report.errorClass ?? null,
+      detail: report.detail ?? null,
+    };
+    const { row } = await storage(() => this.#settles.submit({ params, settlement }));
     if (row === undefined) return undefined;
     const record = toRecord(row);
     this.#changed("settled", record);
     return record;
+  }
+
+  /**
+   * The outcomes of one event-loop turn: one transaction with its statements
+   * pipelined, so one round trip and one commit (one WAL flush) serve them
+   * all. Each stays fenced by its own lease token. In key order, so two
+   * workers' batches never take the same rows in opposite orders.
+   */
+  async #settleBatch(batch: readonly SettleJob[]): Promise<SettleDone[]> {
+    if (batch.length === 1) {
+      const [job] = batch as [SettleJob];
+      return [{ row: await q.settleEvent(this.#sql, job.params, job.settlement) }];
+    }
+    const sorted = batch.map((job, index) => ({ job, index })).sort((a, b) => compareKeys(a.job, b.job));
+    const rows = await this.#sql.begin((tx) =>
+      Promise.all(sorted.map(({ job }) => q.settleEvent(tx, job.params, job.settlement))),
+    );
+    const done: SettleDone[] = [];
+    sorted.forEach(({ index }, position) => {
+      done[index] = { row: rows[position] };
+    });
+    return done;
   }
 
   async bringForwardRetries(now: number): Promise<number> {
