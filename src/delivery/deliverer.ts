@@ -141,13 +141,17 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   async #fill(): Promise<void> {
-    for (const key of [...this.#expedite]) {
-      this.#expedite.delete(key);
-      if (this.#room() === 0) break;
-      const [sender, eventId] = splitKey(key);
-      await this.#claimAndStart({ sender, eventId }, 1);
-    }
+    // All at once, not one after another: on SQLite they share one commit, on PostgreSQL the pool's
+    // connections. Those beyond the free slots are claimed with the rest when a slot frees.
+    // An event claimed meanwhile by the claim of all that is due needs no claim of its own.
+    const expedited = [...this.#expedite].filter((key) => !this.#attempting.has(key)).slice(0, this.#room());
     this.#expedite.clear();
+    await Promise.all(
+      expedited.map((key) => {
+        const [sender, eventId] = splitKey(key);
+        return this.#claimAndStart({ sender, eventId }, 1);
+      }),
+    );
     let room = this.#room();
     while (room > 0) {
       const claimed = await this.#claimAndStart(undefined, room);

@@ -200,6 +200,48 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect((await register.list({ status: "SUCCEEDED", limit: 10 })).map((r) => r.eventId)).toEqual(["evt-1", "evt-2"]);
   });
 
+  it("claims the events it is asked to hurry together, not one claim after another", async () => {
+    const gate = deferred<OnecOutcome>();
+    const onec = scriptedOnec(() => gate.promise);
+    const generalClaimsHeld = deferred<void>();
+    let outstanding = 0;
+    let most = 0;
+    // The register with its claims watched: a claim for particular events is counted while it runs; the
+    // claim of whatever is due finds nothing, and the first one waits until the test lets it go.
+    const watched = new Proxy(register, {
+      get(target, property, receiver) {
+        if (property === "claim") {
+          return async (request: Parameters<EventRegister["claim"]>[0]) => {
+            if (request.only === undefined) {
+              await generalClaimsHeld.promise;
+              return [];
+            }
+            outstanding++;
+            most = Math.max(most, outstanding);
+            try {
+              return await target.claim(request);
+            } finally {
+              outstanding--;
+            }
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ids = ["evt-1", "evt-2", "evt-3", "evt-4"];
+    for (const eventId of ids) await accept(eventId);
+    const d = deliverer(onec, { concurrency: 8 }, watched);
+    // Asked while its first claim is still out: all four wait for the next round, which takes them.
+    for (const eventId of ids) d.expedite("default", eventId);
+    generalClaimsHeld.resolve();
+    while (onec.calls.length < 4) await d.pump();
+    expect(most).toBe(4);
+    gate.resolve(delivered);
+    await d.idle();
+    expect(onec.calls.map((call) => call.idempotencyKey).sort()).toEqual(ids);
+  });
+
   it("asked to hurry an event it is already calling 1C about, makes no claim for it", async () => {
     const gate = deferred<OnecOutcome>();
     const onec = scriptedOnec(() => gate.promise);
