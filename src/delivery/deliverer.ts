@@ -44,7 +44,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #inFlight = new Set<Promise<void>>();
   /** Attempts still calling 1C: what the concurrency cap counts. */
   #calling = 0;
-  /** The events of the attempts in flight: an event already claimed here needs no expedited claim. */
+  /** The events of the attempts in flight: one already claimed here needs no expedited claim. */
   readonly #attempting = new Set<string>();
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
@@ -104,9 +104,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   /** Someone is waiting for this event: claim it ahead of the queue if there is room. */
   expedite(sender: string, eventId: string): void {
-    const key = keyOf(sender, eventId);
-    if (this.#attempting.has(key)) return;
-    this.#expedite.add(key);
+    this.#expedite.add(keyOf(sender, eventId));
     this.wake();
   }
 
@@ -142,8 +140,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   async #fill(): Promise<void> {
     // All at once, not one after another: on SQLite they share one commit, on PostgreSQL the pool's
-    // connections. Those beyond the free slots are claimed with the rest when a slot frees.
-    // An event claimed meanwhile by the claim of all that is due needs no claim of its own.
+    // connections. Those beyond the free slots are claimed with the rest when a slot frees. An event
+    // already being attempted here (claimed meanwhile with all that is due) needs no claim of its own.
     const expedited = [...this.#expedite].filter((key) => !this.#attempting.has(key)).slice(0, this.#room());
     this.#expedite.clear();
     await Promise.all(

@@ -62,6 +62,21 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
+/** `register` with one method replaced; `replacement` gets the real register to call through to. */
+function withMethod<K extends "claim" | "settle">(
+  register: EventRegister,
+  name: K,
+  replacement: (real: EventRegister, ...args: Parameters<EventRegister[K]>) => ReturnType<EventRegister[K]>,
+): EventRegister {
+  return new Proxy(register, {
+    get(target, property, receiver) {
+      if (property === name) return (...args: Parameters<EventRegister[K]>) => replacement(target, ...args);
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 describe.each(registerBackends())("Deliverer (fake clock, real register on $name)", (backend) => {
   let register: EventRegister;
   let now: number;
@@ -171,19 +186,11 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     });
     const writeOutcomes = deferred<void>();
     // The register, with every outcome's write held until the test lets it go.
-    const slowSettles = new Proxy(register, {
-      get(target, property, receiver) {
-        if (property === "settle") {
-          return async (...args: Parameters<EventRegister["settle"]>) => {
-            await writeOutcomes.promise;
-            const record = await target.settle(...args);
-            written++;
-            return record;
-          };
-        }
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    const slowSettles = withMethod(register, "settle", async (real, ...args) => {
+      await writeOutcomes.promise;
+      const record = await real.settle(...args);
+      written++;
+      return record;
     });
     const d = deliverer(onec, { concurrency: 1 }, slowSettles);
     await accept("evt-1");
@@ -208,26 +215,18 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     let most = 0;
     // The register with its claims watched: a claim for particular events is counted while it runs; the
     // claim of whatever is due finds nothing, and the first one waits until the test lets it go.
-    const watched = new Proxy(register, {
-      get(target, property, receiver) {
-        if (property === "claim") {
-          return async (request: Parameters<EventRegister["claim"]>[0]) => {
-            if (request.only === undefined) {
-              await generalClaimsHeld.promise;
-              return [];
-            }
-            outstanding++;
-            most = Math.max(most, outstanding);
-            try {
-              return await target.claim(request);
-            } finally {
-              outstanding--;
-            }
-          };
-        }
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    const watched = withMethod(register, "claim", async (real, request) => {
+      if (request.only === undefined) {
+        await generalClaimsHeld.promise;
+        return [];
+      }
+      outstanding++;
+      most = Math.max(most, outstanding);
+      try {
+        return await real.claim(request);
+      } finally {
+        outstanding--;
+      }
     });
     const ids = ["evt-1", "evt-2", "evt-3", "evt-4"];
     for (const eventId of ids) await accept(eventId);
@@ -246,17 +245,9 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     const gate = deferred<OnecOutcome>();
     const onec = scriptedOnec(() => gate.promise);
     const claimsFor: string[] = [];
-    const watched = new Proxy(register, {
-      get(target, property, receiver) {
-        if (property === "claim") {
-          return (request: Parameters<EventRegister["claim"]>[0]) => {
-            if (request.only !== undefined) claimsFor.push(request.only.eventId);
-            return target.claim(request);
-          };
-        }
-        const value: unknown = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    const watched = withMethod(register, "claim", (real, request) => {
+      if (request.only !== undefined) claimsFor.push(request.only.eventId);
+      return real.claim(request);
     });
     const d = deliverer(onec, {}, watched);
     await accept("evt-1");

@@ -48,9 +48,14 @@ interface SettleDone {
   row: EventRow | undefined;
 }
 
+/** One string per (sender, event_id): for maps, and for one order all batches agree on. */
+function eventKey(sender: string, eventId: string): string {
+  return `${sender}\u0000${eventId}`;
+}
+
 function compareKeys(a: SettleJob, b: SettleJob): number {
-  const left = `${a.params.sender}\u0000${a.params.eventId}`;
-  const right = `${b.params.sender}\u0000${b.params.eventId}`;
+  const left = eventKey(a.params.sender, a.params.eventId);
+  const right = eventKey(b.params.sender, b.params.eventId);
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
@@ -147,12 +152,12 @@ export class PostgresRegister implements EventRegister {
     const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
     const others = batch.filter((_, index) => !createdAt.has(index));
     const existing = others.length === 0 ? [] : await q.selectEvents(this.#sql, others);
-    const existingByKey = new Map(existing.map((row) => [`${row.sender}\u0000${row.event_id}`, row]));
+    const existingByKey = new Map(existing.map((row) => [eventKey(row.sender, row.event_id), row]));
     return Promise.all(
       batch.map(async (request, index): Promise<ReserveResult> => {
         const created = createdAt.get(index);
         if (created !== undefined) return { outcome: "created", record: toRecord(created) };
-        const row = existingByKey.get(`${request.sender}\u0000${request.eventId}`);
+        const row = existingByKey.get(eventKey(request.sender, request.eventId));
         if (row !== undefined) return { outcome: "existing", record: toRecord(row) };
         return this.#reserveAlone(request);
       }),
