@@ -4,8 +4,16 @@ import { describe, expect, it } from "vitest";
 import { loadContract } from "../../src/onec/contract/cases.ts";
 import { KEY_MAX_LENGTH, KEY_PATTERN } from "../../src/onec/contract/key.ts";
 import { CONTRACT_VERSION } from "../../src/onec/contract/version.ts";
-import { lexBsl, moduleStructure, type Token } from "./bsl-lite.ts";
-import { formatProblems, propertyOrderProblems } from "./dump-rules.ts";
+import { callsIn, lexBsl, moduleStructure, type Token } from "./bsl-lite.ts";
+import {
+  adoptedCatalogProblems,
+  catalogReferenceProblems,
+  formatProblems,
+  grantedRights,
+  operatorRightsProblems,
+  propertyOrderProblems,
+  referenceTypeProblems,
+} from "./dump-rules.ts";
 import {
   extensionFiles,
   isAdopted,
@@ -66,6 +74,28 @@ function returnedString(rel: string, functionName: string): string | undefined {
 }
 
 const ORDERS = "CommonModules/ИнтСайт_ОбработкаЗаказов/Ext/Module.bsl";
+const SETTINGS_FORM = "CommonForms/ИнтСайт_НастройкиИнтеграции";
+const TECHNICAL_ROLE = "Roles/ИнтСайт_ИнтеграцияССайтом/Ext/Rights.xml";
+const OPERATOR_ROLE = "Roles/ИнтСайт_ОператорИнтеграции/Ext/Rights.xml";
+
+/** Catalogs the extension adopts (by name), and the setting each reference constant holds. */
+const ADOPTED_CATALOGS = ["Контрагенты", "Номенклатура", "Организации", "Партнеры", "Склады", "СоглашенияСКлиентами"];
+const CATALOG_SETTINGS: Readonly<Record<string, string>> = {
+  ИнтСайт_Организация: "Организации",
+  ИнтСайт_Склад: "Склады",
+  ИнтСайт_Соглашение: "СоглашенияСКлиентами",
+  ИнтСайт_НоменклатураДоставки: "Номенклатура",
+};
+/** String settings with a choice list: "" is the default. */
+const CHOICE_SETTINGS: Readonly<Record<string, { length: string; source: string }>> = {
+  ИнтСайт_РежимПокупателя: { length: "30", source: "РежимыПокупателя" },
+  ИнтСайт_ВариантОбеспеченияТоваров: { length: "50", source: "ВариантыОбеспеченияНастроек" },
+  ИнтСайт_ВариантОбеспеченияУслуг: { length: "50", source: "ВариантыОбеспеченияНастроек" },
+};
+
+/** The Russian synonym of an object. */
+const synonymOf = (object: XmlElement): string | undefined =>
+  path(object, "Properties", "Synonym", "v8:item", "v8:content")?.text;
 
 /** "Минимальная версия платформы: **8.3.22**" in 1c/README.md. */
 function readmePlatform(text: string): string | undefined {
@@ -109,8 +139,50 @@ describe("adopted objects", () => {
   it("are matched by name (the base object's UUID differs between УТ, ERP and КА bases)", () => {
     expect(path(configuration(), "Properties", "KeepMappingToExtendedConfigurationObjectsByIDs")?.text).toBe("false");
     const objects = objectFiles().map((rel) => ({ rel, object: objectOf(rel) }));
-    expect(objects.filter(({ object }) => isAdopted(object)).map(({ rel }) => rel)).toEqual(["Languages/Русский.xml"]);
+    expect(objects.filter(({ object }) => isAdopted(object)).map(({ rel }) => rel)).toEqual([
+      "Languages/Русский.xml",
+      ...ADOPTED_CATALOGS.map((name) => `Catalogs/${name}.xml`),
+    ]);
     expect(adoptionProblems(configuration(), objects)).toEqual([]);
+  });
+
+  it("the catalogs the settings need are adopted by name: no base object UUID, the five generated types of a catalog", () => {
+    const catalogs = listed().filter((entry) => entry.kind === "Catalog");
+    expect(catalogs.map((entry) => entry.name)).toEqual(ADOPTED_CATALOGS);
+    const problems = catalogs.flatMap((entry) => {
+      const rel = `Catalogs/${entry.name}.xml`;
+      return adoptedCatalogProblems(objectOf(rel)).map((problem) => `${rel}:${problem}`);
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("fails on a catalog adopted by UUID, an own catalog and a catalog without its generated types", () => {
+    const adopted = objectOf("Catalogs/Склады.xml");
+    const byUuid = parseXml(
+      [
+        "<Catalog>",
+        "<InternalInfo/>",
+        "<Properties><ObjectBelonging>Adopted</ObjectBelonging><Name>Склады</Name><Comment/>",
+        "<ExtendedConfigurationObject>7aadbb67-0000-0000-0000-000000000000</ExtendedConfigurationObject></Properties>",
+        "</Catalog>",
+      ].join("\n"),
+    );
+    if (!byUuid.ok) throw new Error("fixture");
+    expect(adoptedCatalogProblems(byUuid.root)).toEqual([
+      "4: Склады names a base object UUID; adopted objects are matched by name here",
+      "1: generated types of Склады are [], expected [CatalogObject.Склады/Object, CatalogRef.Склады/Ref, CatalogSelection.Склады/Selection, CatalogList.Склады/List, CatalogManager.Склады/Manager]",
+    ]);
+    const own = {
+      ...adopted,
+      children: adopted.children.map((node) =>
+        node.name === "Properties"
+          ? { ...node, children: node.children.filter((property) => property.name !== "ObjectBelonging") }
+          : node,
+      ),
+    };
+    expect(adoptedCatalogProblems(own)).toEqual([
+      `${adopted.line}: Склады is not <ObjectBelonging>Adopted</ObjectBelonging>`,
+    ]);
   });
 
   it("fails when matching is by UUID and an adopted object has none", () => {
@@ -166,6 +238,75 @@ describe("property order per object kind, as in real Designer dumps", () => {
   });
 });
 
+describe("settings typed exactly", () => {
+  it("each reference constant holds exactly one catalog, the one the order needs", () => {
+    const constants = listed()
+      .filter((entry) => entry.kind === "Constant")
+      .map((entry) => entry.name);
+    expect(constants).toEqual(expect.arrayContaining(Object.keys(CATALOG_SETTINGS)));
+    const problems = Object.entries(CATALOG_SETTINGS).flatMap(([constant, catalog]) =>
+      catalogReferenceProblems(objectOf(`Constants/${constant}.xml`), catalog).map(
+        (problem) => `Constants/${constant}.xml:${problem}`,
+      ),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it("every reference type in the dump names an object of the extension, none is «any catalog»", () => {
+    const known = new Set(listed().map((entry) => `${entry.kind}.${entry.name}`));
+    const problems = objectFiles().flatMap((rel) =>
+      referenceTypeProblems(root(rel), known).map((problem) => `${rel}:${problem}`),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it("fails on the constants as version 1.1 wrote them («any catalog») and on a catalog not adopted", () => {
+    const old = parseXml(
+      "<Constant>\n<Properties>\n<Name>ИнтСайт_Склад</Name>\n<Type>\n<v8:TypeSet>cfg:CatalogRef</v8:TypeSet>\n</Type>\n</Properties>\n</Constant>",
+    );
+    if (!old.ok) throw new Error("fixture");
+    expect(catalogReferenceProblems(old.root, "Склады")).toEqual([
+      "4: the type is v8:TypeSet cfg:CatalogRef; expected exactly v8:Type cfg:CatalogRef.Склады",
+    ]);
+    expect(referenceTypeProblems(old.root, new Set(["Catalog.Склады"]))).toEqual([
+      "5: cfg:CatalogRef accepts any Catalog",
+    ]);
+    const wide = parseXml(
+      "<Constant>\n<Properties>\n<Type>\n<v8:Type>cfg:CatalogRef.Склады</v8:Type>\n<v8:Type>cfg:CatalogRef.Кассы</v8:Type>\n</Type>\n</Properties>\n</Constant>",
+    );
+    if (!wide.ok) throw new Error("fixture");
+    expect(catalogReferenceProblems(wide.root, "Склады")).toEqual([
+      "3: the type is v8:Type cfg:CatalogRef.Склады, v8:Type cfg:CatalogRef.Кассы; expected exactly v8:Type cfg:CatalogRef.Склады",
+    ]);
+    expect(referenceTypeProblems(wide.root, new Set(["Catalog.Склады"]))).toEqual([
+      "5: cfg:CatalogRef.Кассы: Catalog Кассы is not in the extension (adopt it)",
+    ]);
+  });
+
+  it("the choice settings are strings, edited in the settings form by a choice list filled from the order module", () => {
+    const form = root(`${SETTINGS_FORM}/Ext/Form.xml`);
+    const fields = new Map(
+      [...walk(form)]
+        .map(({ element }) => element)
+        .filter((element) => element.name === "InputField")
+        .map((field) => [child(field, "DataPath")?.text.trim(), field]),
+    );
+    const file = files.find((candidate) => candidate.rel === `${SETTINGS_FORM}/Ext/Form/Module.bsl`);
+    const calls = callsIn(lexBsl(file?.text ?? "").tokens).map((call) => `${call.qualifier}.${call.name}`);
+    for (const [constant, { length, source }] of Object.entries(CHOICE_SETTINGS)) {
+      const type = path(objectOf(`Constants/${constant}.xml`), "Properties", "Type");
+      expect(child(type, "v8:Type")?.text, constant).toBe("xs:string");
+      expect(path(type, "v8:StringQualifiers", "v8:Length")?.text, constant).toBe(length);
+      const field = fields.get(`НаборКонстант.${constant}`);
+      expect(child(field, "ListChoiceMode")?.text, `${constant}: a field with a choice list`).toBe("true");
+      expect(calls, constant).toContain(`ИнтСайт_ОбработкаЗаказов.${source}`);
+    }
+    // The constants are typed now: the form no longer narrows any field's type.
+    expect(calls).not.toContain("ИнтСайт_ОбработкаЗаказов.ТипыНастроекСсылок");
+    expect(file?.text).not.toContain("ОграничениеТипа");
+  });
+});
+
 describe("role", () => {
   /** Objects a Rights.xml names that the extension does not have. */
   function unknownRightsObjects(rights: XmlElement, known: ReadonlySet<string>): string[] {
@@ -203,12 +344,57 @@ describe("role", () => {
       ]),
     );
     expect(granted.get("InformationRegister.ИнтСайт_ПринятыеСобытия")).toEqual(["Read", "Update", "View"]);
+    // Both registers: the idempotency log and the customer keys (written inside the order transaction).
+    const registers = listed().filter((candidate) => candidate.kind === "InformationRegister");
+    expect(registers.map((entry) => entry.name)).toEqual(["ИнтСайт_ПринятыеСобытия", "ИнтСайт_КлючиПокупателей"]);
+    for (const entry of registers) {
+      expect(grantedRights(rights).get(`InformationRegister.${entry.name}`), entry.name).toEqual([
+        "Read",
+        "Update",
+        "View",
+      ]);
+    }
     for (const entry of listed().filter((candidate) => candidate.kind === "Constant")) {
       expect(granted.get(`Constant.${entry.name}`), entry.name).toEqual(["Read"]);
     }
     const methods = [...knownObjects()].filter((name) => name.includes(".Method."));
     expect(methods).toHaveLength(3);
     for (const method of methods) expect(granted.get(method), method).toEqual(["Use"]);
+  });
+
+  it("the operator's role reads and views both registers and the section, and nothing else: no setting, no settings form", () => {
+    const role = objectOf("Roles/ИнтСайт_ОператорИнтеграции.xml");
+    expect(synonymOf(role)).toBe("Оператор интеграции с сайтом");
+    const rights = root(OPERATOR_ROLE);
+    expect(unknownRightsObjects(rights, knownObjects()).map((problem) => `${OPERATOR_ROLE}:${problem}`)).toEqual([]);
+    expect(operatorRightsProblems(rights, `CommonForm.${SETTINGS_FORM.split("/")[1]}`)).toEqual([]);
+    expect(Object.fromEntries(grantedRights(rights))).toEqual({
+      "Subsystem.ИнтСайт_ИнтеграцияССайтом": ["View"],
+      "InformationRegister.ИнтСайт_ПринятыеСобытия": ["Read", "View"],
+      "InformationRegister.ИнтСайт_КлючиПокупателей": ["Read", "View"],
+    });
+    expect(synonymOf(objectOf("Roles/ИнтСайт_ИнтеграцияССайтом.xml"))).toBe(
+      "Интеграция с сайтом (технический пользователь)",
+    );
+  });
+
+  it("fails when the operator's role reaches a setting, the settings form, the HTTP service or writes", () => {
+    // The technical role has all of these: as the operator's it must fail on each.
+    const problems = operatorRightsProblems(root(TECHNICAL_ROLE), "CommonForm.ИнтСайт_НастройкиИнтеграции");
+    expect(problems.some((problem) => problem.endsWith("names the setting Constant.ИнтСайт_Организация"))).toBe(true);
+    expect(problems.some((problem) => problem.includes("names the HTTP service HTTPService.ИнтСайт_Интеграция"))).toBe(
+      true,
+    );
+    expect(
+      problems.some((problem) => problem.endsWith("grants Update on InformationRegister.ИнтСайт_ПринятыеСобытия")),
+    ).toBe(true);
+    const form = parseXml(
+      "<Rights>\n<object><name>CommonForm.ИнтСайт_НастройкиИнтеграции</name><right><name>View</name><value>true</value></right></object>\n</Rights>",
+    );
+    if (!form.ok) throw new Error("fixture");
+    expect(operatorRightsProblems(form.root, "CommonForm.ИнтСайт_НастройкиИнтеграции")).toEqual([
+      "2: names the settings form CommonForm.ИнтСайт_НастройкиИнтеграции",
+    ]);
   });
 
   it("fails on a right for an object the extension does not have", () => {
@@ -316,6 +502,12 @@ describe("one contract: versions and the key alphabet agree everywhere", () => {
 
   it("ВерсияРасширения() is the Version in Configuration.xml", () => {
     expect(returnedString(ORDERS, "ВерсияРасширения")).toBe(path(configuration(), "Properties", "Version")?.text);
+  });
+
+  it("1c/README.md states the Version in Configuration.xml", () => {
+    const version = path(configuration(), "Properties", "Version")?.text ?? "";
+    expect(version).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(/Версия расширения — \*\*([\d.]+)\*\*/u.exec(README)?.[1]).toBe(version);
   });
 
   it("the BSL key alphabet and length are the gateway's", () => {

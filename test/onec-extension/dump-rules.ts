@@ -96,6 +96,9 @@ export const PROPERTY_ORDER: Readonly<Record<string, readonly string[]>> = {
     "InterfaceCompatibilityMode",
   ],
   Language: ["ObjectBelonging", "Name", "Synonym", "Comment", "ExtendedConfigurationObject", "LanguageCode"],
+  // Adopted catalog with nothing changed (cc-1c-skills docs/1c-extension-spec.md, format 2.17; mdclasses_ext's
+  // adopted Документ1, format 2.9, has the same properties): belonging, name, comment, base object.
+  Catalog: ["ObjectBelonging", "Name", "Synonym", "Comment", "ExtendedConfigurationObject"],
   Role: ["Name", "Synonym", "Comment"],
   Subsystem: [
     "Name",
@@ -257,6 +260,123 @@ export function propertyOrderProblems(object: XmlElement, complete: boolean): st
         problems.push(`${object.line}: <${object.name}> lacks <${name}>`);
       }
     }
+  }
+  return problems;
+}
+
+/** The types Designer generates for a catalog, in the order it writes them. */
+export const CATALOG_GENERATED_TYPES: ReadonlyArray<readonly [prefix: string, category: string]> = [
+  ["CatalogObject", "Object"],
+  ["CatalogRef", "Ref"],
+  ["CatalogSelection", "Selection"],
+  ["CatalogList", "List"],
+  ["CatalogManager", "Manager"],
+];
+
+function texts(elements: readonly XmlElement[]): string {
+  return elements.length === 0
+    ? "nothing"
+    : elements.map((element) => `${element.name} ${element.text.trim()}`).join(", ");
+}
+
+/**
+ * An adopted catalog of an extension that matches adopted objects by name: <ObjectBelonging>Adopted</…>,
+ * no base object UUID (it differs between bases), and the catalog's generated types with their ids.
+ */
+export function adoptedCatalogProblems(object: XmlElement): string[] {
+  const problems: string[] = [];
+  const name = object.children
+    .find((node) => node.name === "Properties")
+    ?.children.find((node) => node.name === "Name");
+  const catalog = name?.text.trim() ?? "";
+  const properties = object.children.find((node) => node.name === "Properties");
+  const property = (key: string): XmlElement | undefined => properties?.children.find((node) => node.name === key);
+  if (object.name !== "Catalog") problems.push(`${object.line}: <${object.name}>, expected <Catalog>`);
+  if (property("ObjectBelonging")?.text.trim() !== "Adopted")
+    problems.push(`${object.line}: ${catalog} is not <ObjectBelonging>Adopted</ObjectBelonging>`);
+  const base = property("ExtendedConfigurationObject");
+  if (base !== undefined)
+    problems.push(`${base.line}: ${catalog} names a base object UUID; adopted objects are matched by name here`);
+  const generated = (object.children.find((node) => node.name === "InternalInfo")?.children ?? []).filter(
+    (node) => node.name === "xr:GeneratedType",
+  );
+  const found = generated.map((node) => `${node.attributes.get("name")}/${node.attributes.get("category")}`);
+  const expected = CATALOG_GENERATED_TYPES.map(([prefix, category]) => `${prefix}.${catalog}/${category}`);
+  if (found.join(",") !== expected.join(",")) {
+    problems.push(
+      `${object.line}: generated types of ${catalog} are [${found.join(", ")}], expected [${expected.join(", ")}]`,
+    );
+  }
+  for (const node of generated) {
+    for (const id of ["xr:TypeId", "xr:ValueId"]) {
+      if (!node.children.some((candidate) => candidate.name === id && candidate.text.trim() !== ""))
+        problems.push(`${node.line}: ${node.attributes.get("name")} has no ${id}`);
+    }
+  }
+  return problems;
+}
+
+/** A setting that must hold a reference to exactly one catalog: its <Type> is one <v8:Type>cfg:CatalogRef.X</v8:Type>. */
+export function catalogReferenceProblems(object: XmlElement, catalog: string): string[] {
+  const properties = object.children.find((node) => node.name === "Properties");
+  const type = properties?.children.find((node) => node.name === "Type");
+  const entries = type?.children ?? [];
+  const expected = `cfg:CatalogRef.${catalog}`;
+  const only = entries[0];
+  if (entries.length === 1 && only?.name === "v8:Type" && only.text.trim() === expected) return [];
+  return [`${type?.line ?? object.line}: the type is ${texts(entries)}; expected exactly v8:Type ${expected}`];
+}
+
+/**
+ * Reference types written anywhere in a file (v8:Type, v8:TypeSet): each must name an object the extension
+ * has (`Catalog.X` for cfg:CatalogRef.X), and none may be «any catalog» (a bare cfg:CatalogRef).
+ */
+export function referenceTypeProblems(root: XmlElement, known: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const visit = (element: XmlElement): void => {
+    if (element.name === "v8:Type" || element.name === "v8:TypeSet") {
+      const match = /^cfg:(\w+)Ref(?:\.(.+))?$/u.exec(element.text.trim());
+      if (match !== null) {
+        const [, kind = "", name] = match;
+        if (name === undefined) problems.push(`${element.line}: ${element.text.trim()} accepts any ${kind}`);
+        else if (!known.has(`${kind}.${name}`))
+          problems.push(`${element.line}: ${element.text.trim()}: ${kind} ${name} is not in the extension (adopt it)`);
+      }
+    }
+    for (const nested of element.children) visit(nested);
+  };
+  visit(root);
+  return problems;
+}
+
+/** Rights a Rights.xml grants (value true), by object name. */
+export function grantedRights(rights: XmlElement): Map<string, string[]> {
+  const granted = new Map<string, string[]>();
+  for (const object of rights.children.filter((node) => node.name === "object")) {
+    const name = object.children.find((node) => node.name === "name")?.text.trim() ?? "";
+    const values = object.children
+      .filter((node) => node.name === "right")
+      .filter((right) => right.children.find((node) => node.name === "value")?.text.trim() === "true")
+      .map((right) => right.children.find((node) => node.name === "name")?.text.trim() ?? "");
+    granted.set(name, values);
+  }
+  return granted;
+}
+
+/**
+ * The operator's role (a person reading the integration log): it may read and view, nothing else. No right on
+ * any constant, none on the settings form, no HTTP method, no Update/Insert/Delete anywhere.
+ */
+export function operatorRightsProblems(rights: XmlElement, settingsForm: string): string[] {
+  const problems: string[] = [];
+  for (const object of rights.children.filter((node) => node.name === "object")) {
+    const name = object.children.find((node) => node.name === "name")?.text.trim() ?? "";
+    const granted = grantedRights({ ...rights, children: [object] }).get(name) ?? [];
+    if (name.startsWith("Constant.")) problems.push(`${object.line}: names the setting ${name}`);
+    else if (name === settingsForm) problems.push(`${object.line}: names the settings form ${name}`);
+    else if (name.startsWith("HTTPService.")) problems.push(`${object.line}: names the HTTP service ${name}`);
+    for (const right of granted.filter((candidate) => candidate !== "Read" && candidate !== "View"))
+      problems.push(`${object.line}: grants ${right} on ${name}`);
   }
   return problems;
 }

@@ -579,6 +579,44 @@ describe("1c/extension: register ИнтСайт_ПринятыеСобытия",
   });
 });
 
+describe("1c/extension: register ИнтСайт_КлючиПокупателей", () => {
+  const register = (): XmlElement => objectOf(`InformationRegisters/${EXPECTED_PREFIX}КлючиПокупателей.xml`);
+  const fields = (kind: string): XmlElement[] => childrenNamed(child(register(), "ChildObjects") ?? register(), kind);
+  const typeOf = (field: XmlElement | undefined): string[] =>
+    (path(field, "Properties", "Type")?.children ?? []).map((entry) => `${entry.name} ${entry.text.trim()}`);
+
+  it("is independent, non-periodical, with managed locks (the customer key is locked inside the order transaction)", () => {
+    const properties = child(register(), "Properties");
+    expect(child(properties, "WriteMode")?.text).toBe("Independent");
+    expect(child(properties, "InformationRegisterPeriodicity")?.text).toBe("Nonperiodical");
+    expect(child(properties, "DataLockControlMode")?.text).toBe("Managed");
+  });
+
+  it("keys a customer by a string(300) КлючПокупателя and holds the partner and counterparty created for it", () => {
+    const dimensions = fields("Dimension");
+    expect(dimensions.map((dimension) => nameOf(dimension))).toEqual(["КлючПокупателя"]);
+    const type = path(dimensions[0], "Properties", "Type");
+    expect(child(type, "v8:Type")?.text).toBe("xs:string");
+    expect(path(type, "v8:StringQualifiers", "v8:Length")?.text).toBe("300");
+    const resources = fields("Resource");
+    expect(Object.fromEntries(resources.map((resource) => [nameOf(resource), typeOf(resource)]))).toEqual({
+      Партнер: ["v8:Type cfg:CatalogRef.Партнеры"],
+      Контрагент: ["v8:Type cfg:CatalogRef.Контрагенты"],
+    });
+    // A reference resource starts empty: Designer writes its FillValue as nil, not as a typed empty string.
+    for (const resource of resources) {
+      expect(path(resource, "Properties", "FillValue")?.attributes.get("xsi:nil"), nameOf(resource)).toBe("true");
+    }
+  });
+
+  it("has the seven generated types of an information register", () => {
+    const generated = childrenNamed(child(register(), "InternalInfo") ?? register(), "xr:GeneratedType").map((type) =>
+      type.attributes.get("category"),
+    );
+    expect(generated).toEqual(["Record", "Manager", "Selection", "List", "RecordSet", "RecordKey", "RecordManager"]);
+  });
+});
+
 describe("1c/extension: role and publication", () => {
   it("the role grants rights only on objects of this extension", () => {
     const problems: string[] = [];
