@@ -430,9 +430,21 @@ describe("1c/extension: BSL modules", () => {
       // Exported form methods are notification handlers (ОписаниеОповещения), not an interface: any region.
       FormModule: { topLevel: FORM_MODULE_REGIONS },
     };
-    const problems = modules.flatMap((module) =>
-      at(module.file.rel, checkRegions(module.structure, rules[module.kind])),
-    );
+    // A form's tables get a region each: ОбработчикиСобытийЭлементовТаблицыФормы<ИмяТаблицы> (ITS #455).
+    const tableRegions = (module: BslModule): string[] => {
+      const rel = module.file.rel.replace(/\/Ext\/Form\/Module\.bsl$/, "/Ext/Form.xml");
+      if (module.kind !== "FormModule" || !files.some((file) => file.rel === rel)) return [];
+      return [...walk(xml(rel))]
+        .filter(({ element }) => element.name === "Table")
+        .map(({ element }) => `ОбработчикиСобытийЭлементовТаблицыФормы${element.attributes.get("name") ?? ""}`);
+    };
+    const problems = modules.flatMap((module) => {
+      const own = rules[module.kind];
+      return at(
+        module.file.rel,
+        checkRegions(module.structure, { ...own, topLevel: [...own.topLevel, ...tableRegions(module)] }),
+      );
+    });
     expect(problems).toEqual([]);
   });
 
@@ -772,6 +784,8 @@ const FORM_FUNCTIONS: ReadonlySet<string> = new Set([
   "показатьвопрос",
   "показатьоповещениепользователя",
   "перейтипонавигационнойссылке",
+  "подключитьобработчикожидания",
+  "отключитьобработчикожидания",
   "получитьнавигационнуюссылку",
   "записать",
   "закрыть",
