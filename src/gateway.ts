@@ -29,6 +29,7 @@ export function deliveryPolicyOf(config: GatewayConfig): DeliveryPolicy {
     maxAttempts: config.retryMaxAttempts,
     maxAgeMs: config.retryMaxAgeMs,
     maxUnfinishedAttempts: config.maxUnfinishedAttempts,
+    maxOnecErrors: config.onecErrorAttempts,
   };
 }
 

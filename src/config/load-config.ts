@@ -39,6 +39,8 @@ export interface GatewayConfig {
   readonly retryMaxAttempts: number;
   readonly retryMaxAgeMs: number;
   readonly maxUnfinishedAttempts: number;
+  /** 1C's PROCESSING_ERROR answers in one round before the event is final with 1C's text. */
+  readonly onecErrorAttempts: number;
   readonly onecMaxConcurrency: number;
   readonly deliveryPollMs: number;
   readonly breakerFailures: number;
@@ -121,6 +123,7 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     retryMaxAttempts: integer(env, "RETRY_MAX_ATTEMPTS", 25, 1, 10_000),
     retryMaxAgeMs: integer(env, "RETRY_MAX_AGE_HOURS", 72, 1, 24 * 365) * 3_600_000,
     maxUnfinishedAttempts: integer(env, "MAX_UNFINISHED_ATTEMPTS", 3, 1, 100),
+    onecErrorAttempts: integer(env, "ONEC_ERROR_ATTEMPTS", 3, 1, 100),
     onecMaxConcurrency,
     deliveryPollMs: integer(env, "DELIVERY_POLL_MS", 1000, 10, 60_000),
     breakerFailures: integer(env, "BREAKER_FAILURES", 5, 1, 1000),

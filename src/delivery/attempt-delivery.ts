@@ -103,12 +103,24 @@ async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger): Pro
   logOutcome(log, outcome, deps.now() - startedAt);
   const report = reportOf(outcome);
   const answered = outcome.kind !== "retryable" && outcome.kind !== "unauthorized";
-  const verdict = verdictFor(deps.policy, record, outcome, deps.now());
+  const onecErrors = outcome.kind === "errored" ? (await earlierOnecErrors(deps.register, record)) + 1 : 0;
+  const verdict = verdictFor(deps.policy, record, outcome, deps.now(), Math.random, onecErrors);
   if (verdict.kind === "settle")
     return { settlement: verdict.settlement, report, outcome: outcome.kind, onecAnswered: answered };
   // The last call's fate is unknown: 1C may hold the order although we never heard so.
   const asked = await askBeforeEnding(deps, record, verdict.ending, log);
   return { ...asked, report: { ...report, detail: `${report.detail ?? ""}; then ${asked.report.detail}` } };
+}
+
+/**
+ * 1C's PROCESSING_ERROR answers earlier in this round, from the attempt log: read only when 1C has
+ * just answered one, so the common path costs nothing. The round's attempts are the last
+ * `roundAttempts` by number (this one, not yet written, is the last of them).
+ */
+async function earlierOnecErrors(register: EventRegister, record: EventRecord): Promise<number> {
+  const firstOfRound = record.attempts - record.roundAttempts + 1;
+  const attempts = await register.listAttempts(record.sender, record.eventId);
+  return attempts.filter((a) => a.attempt >= firstOfRound && a.outcome === "errored").length;
 }
 
 /** Asks 1C whether it holds the event before the gateway may end it undelivered. */
@@ -151,8 +163,9 @@ function reportOf(outcome: OnecOutcome): Step["report"] {
         detail: outcome.order.number,
       };
     case "rejected":
+    case "errored":
       return {
-        outcome: "rejected",
+        outcome: outcome.kind,
         httpStatus: outcome.httpStatus,
         errorClass: outcome.code,
         detail: excerpt(outcome.message),

@@ -23,6 +23,8 @@ export interface DeliveryPolicy {
   maxAgeMs: number;
   /** Attempts that started but never wrote an outcome (the process died on them) before the event is stopped. */
   maxUnfinishedAttempts: number;
+  /** 1C's PROCESSING_ERROR answers in one round before the event is final with 1C's text. */
+  maxOnecErrors: number;
 }
 
 /** delay = min(cap, base × 2^(attempt-1)) × uniform(0.8, 1.2), at least 1C's Retry-After, never past the cap. */
@@ -70,14 +72,26 @@ export function planAttempt(policy: DeliveryPolicy, claimed: EventRecord): Attem
 /** What to write after an attempt, or the ending that needs 1C's word first. */
 export type Verdict = { kind: "settle"; settlement: Settlement } | { kind: "ask"; ending: FinalSettlement };
 
-/** After an attempt: what the event becomes, given what 1C said. */
+/**
+ * After an attempt: what the event becomes, given what 1C said. `onecErrors` counts 1C's
+ * PROCESSING_ERROR answers in this round, this one included (the caller reads the attempt log).
+ */
 export function verdictFor(
   policy: DeliveryPolicy,
   record: EventRecord,
-  outcome: OnecOutcome,
+  answer: OnecOutcome,
   now: number,
   random: () => number = Math.random,
+  onecErrors = 0,
 ): Verdict {
+  if (answer.kind === "errored" && onecErrors >= policy.maxOnecErrors) {
+    return { kind: "settle", settlement: onecFailure(record, answer, onecErrors) };
+  }
+  // Below the budget, 1C's error is retried like an outage: it may have been a passing fault.
+  const outcome: OnecOutcome =
+    answer.kind === "errored"
+      ? { kind: "retryable", httpStatus: answer.httpStatus, errorClass: ONEC_ERROR_CLASS, message: answer.message }
+      : answer;
   if (outcome.kind !== "retryable")
     return { kind: "settle", settlement: answeredSettlement(policy, record, outcome, now, random) };
   const error = `${outcome.errorClass}: ${outcome.message}`;
@@ -104,6 +118,21 @@ export function verdictFor(
       charged: true,
     },
   };
+}
+
+/** The error class of an attempt 1C answered with PROCESSING_ERROR, in the register and the attempt log. */
+export const ONEC_ERROR_CLASS = "onec_error";
+
+/**
+ * 1C failed on the event `count` times: final, with 1C's text for support. No lookup first: 1C ran
+ * this very call under the key's lock and rolled it back, so it holds no order for the key.
+ */
+function onecFailure(
+  record: EventRecord,
+  answer: Extract<OnecOutcome, { kind: "errored" }>,
+  count: number,
+): FinalSettlement {
+  return abandon(record, ONEC_ERROR_CLASS, `1C failed to process it ${count} times; 1C said: ${answer.message}`);
 }
 
 /**
@@ -143,7 +172,7 @@ function delivered(record: EventRecord, order: OnecOrder): Settlement {
 function answeredSettlement(
   policy: DeliveryPolicy,
   record: EventRecord,
-  outcome: Exclude<OnecOutcome, { kind: "retryable" }>,
+  outcome: Exclude<OnecOutcome, { kind: "retryable" | "errored" }>,
   now: number,
   random: () => number,
 ): Settlement {

@@ -51,5 +51,29 @@ export function checkBusinessRules(event: OrderPaidEvent): ProblemFieldError[] {
     });
   }
 
+  for (const [path, value] of [
+    ["/occurred_at", event.occurred_at],
+    ["/order/created_at", order.created_at],
+    ["/payment/paid_at", payment.paid_at],
+  ] as const) {
+    if (value !== undefined && !withinOnecDateRange(value)) {
+      violations.push({
+        path,
+        rule: "date-within-1c-range",
+        message: `${path.slice(1).replaceAll("/", ".")} is ${value}; 1C's dates run from year ${ONEC_MIN_YEAR} to ${ONEC_MAX_YEAR}`,
+      });
+    }
+  }
+
   return violations;
+}
+
+/** The years 1C's Date type holds (0001-01-01 to 3999-12-31); its extension refuses others the same way. */
+export const ONEC_MIN_YEAR = 1;
+export const ONEC_MAX_YEAR = 3999;
+
+/** The year as written, as 1C reads it: a date-time the schema admitted starts with four digits. */
+function withinOnecDateRange(timestamp: string): boolean {
+  const year = Number(timestamp.slice(0, 4));
+  return year >= ONEC_MIN_YEAR && year <= ONEC_MAX_YEAR;
 }

@@ -60,7 +60,7 @@ export class GatewayMetrics {
     });
     this.#attempts = new Counter({
       name: "gateway_delivery_attempts_total",
-      help: "Attempts by outcome: 1C's answer to a POST (delivered, rejected, conflict, unauthorized, retryable), a lookup before stopping (lookup_found, lookup_absent, lookup_unknown), or lease_lost",
+      help: "Attempts by outcome: 1C's answer to a POST (delivered, rejected, conflict, errored, unauthorized, retryable), a lookup before stopping (lookup_found, lookup_absent, lookup_unknown), or lease_lost",
       labelNames: ["outcome"],
       registers,
     });
@@ -73,7 +73,7 @@ export class GatewayMetrics {
     });
     this.#ended = new Counter({
       name: "gateway_events_failed_final_total",
-      help: "Events that ended FAILED_FINAL, by reason (onec_rejected, onec_conflict, max_attempts, max_age, crash_loop)",
+      help: "Events that ended FAILED_FINAL, by reason (onec_rejected, onec_conflict, onec_error, max_attempts, max_age, crash_loop)",
       labelNames: ["reason"],
       registers,
     });

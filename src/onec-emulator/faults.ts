@@ -1,3 +1,5 @@
+import type { Refusal } from "./store.ts";
+
 /** Failure modes a test can switch on at runtime to see how the gateway copes with a misbehaving 1C. */
 export interface EmulatorFaults {
   /** Wait this long before handling each POST. */
@@ -19,6 +21,13 @@ export interface EmulatorFaults {
    * key gets 422 ORDER_NOT_VALID with this text, nothing is stored. null: orders post.
    */
   orderNotValid: string | null;
+  /**
+   * 1C refuses a new key for a reason of its own (contract 3: CUSTOMER_NOT_CLIENT, SETTLEMENT_BY_INVOICES,
+   * ACCESS_DENIED, PERIOD_CLOSED, SETTING_MISSING, EXTENSION_SAFE_MODE): 422 with this code and text.
+   */
+  refusal: Refusal | null;
+  /** 1C fails on a new key with an error it cannot classify: 500 PROCESSING_ERROR with this text. */
+  processingError: string | null;
 }
 
 export function defaultFaults(): EmulatorFaults {
@@ -31,6 +40,8 @@ export function defaultFaults(): EmulatorFaults {
     knownSkus: null,
     maintenance: false,
     orderNotValid: null,
+    refusal: null,
+    processingError: null,
   };
 }
 
@@ -45,6 +56,8 @@ export function applyFaults(current: EmulatorFaults, patch: Partial<EmulatorFaul
   if (patch.knownSkus !== undefined) next.knownSkus = patch.knownSkus === null ? null : [...patch.knownSkus];
   if (patch.maintenance !== undefined) next.maintenance = patch.maintenance;
   if (patch.orderNotValid !== undefined) next.orderNotValid = patch.orderNotValid;
+  if (patch.refusal !== undefined) next.refusal = patch.refusal === null ? null : { ...patch.refusal };
+  if (patch.processingError !== undefined) next.processingError = patch.processingError;
   return next;
 }
 
@@ -83,14 +96,32 @@ export function parseFaultsPatch(input: unknown): FaultsPatchResult {
         patch.knownSkus = value;
         break;
       case "orderNotValid":
+      case "processingError":
         if (value !== null && (typeof value !== "string" || value === "")) {
-          return { ok: false, message: "orderNotValid must be null or a non-empty string" };
+          return { ok: false, message: `${name} must be null or a non-empty string` };
         }
-        patch.orderNotValid = value;
+        patch[name] = value;
         break;
+      case "refusal": {
+        const refusal = parseRefusal(value);
+        if (refusal === undefined) {
+          return { ok: false, message: "refusal must be null or {code: UPPER_SNAKE_CASE, message: non-empty string}" };
+        }
+        patch.refusal = refusal;
+        break;
+      }
       default:
         return { ok: false, message: `unknown fault: ${name}` };
     }
   }
   return { ok: true, patch };
+}
+
+function parseRefusal(value: unknown): Refusal | null | undefined {
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return undefined;
+  const { code, message, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length > 0 || typeof code !== "string" || !/^[A-Z][A-Z0-9_]*$/.test(code)) return undefined;
+  if (typeof message !== "string" || message === "") return undefined;
+  return { code, message };
 }

@@ -8,7 +8,13 @@ export const EMULATOR_EXTENSION_VERSION = "0.0.0.0";
 
 /** GET /v1/health: the service is up and which contract it speaks; 503 while in maintenance. */
 export function handleHealth(res: ServerResponse, faults: EmulatorFaults): void {
-  const body = { status: "ok", contract_version: CONTRACT_VERSION, extension_version: EMULATOR_EXTENSION_VERSION };
+  // The emulator has no setup of its own to get wrong: its list of problems is always empty.
+  const body = {
+    status: "ok",
+    contract_version: CONTRACT_VERSION,
+    extension_version: EMULATOR_EXTENSION_VERSION,
+    problems: [],
+  };
   if (!faults.maintenance) {
     sendJson(res, 200, body);
     return;

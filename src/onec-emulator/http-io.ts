@@ -15,6 +15,7 @@ export type ErrorCode =
   | "EVENT_ID_REUSED"
   | "UNKNOWN_SKU"
   | "UNAVAILABLE"
+  | "PROCESSING_ERROR"
   | "NOT_FOUND"
   | "METHOD_NOT_ALLOWED"
   | "BAD_FAULTS"
@@ -43,6 +44,28 @@ export function sendError(
   headers: Record<string, string> = {},
 ): void {
   sendJson(res, status, { error: { code, message } }, headers);
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
+
+/**
+ * 1C's answer for an error it cannot classify (contract 3): an RFC 9457 problem that also carries the
+ * contract's `error`, so a reader of either shape finds the code and 1C's text.
+ */
+export function sendProcessingError(res: ServerResponse, message: string): void {
+  const text = JSON.stringify({
+    type: "https://github.com/onec-order-gateway/contract#processing-error",
+    title: "1C could not process the event",
+    status: 500,
+    detail: message,
+    code: "PROCESSING_ERROR",
+    error: { code: "PROCESSING_ERROR", message },
+  });
+  res.writeHead(500, {
+    "content-type": PROBLEM_CONTENT_TYPE,
+    "content-length": String(Buffer.byteLength(text, "utf8")),
+  });
+  res.end(text);
 }
 
 export function sendNoContent(res: ServerResponse): void {

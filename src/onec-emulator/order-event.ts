@@ -8,6 +8,8 @@ export function readSkus(event: unknown): SkusResult {
   if (!isObject(event) || !isObject(event.order) || !Array.isArray(event.order.items)) {
     return { ok: false, message: "event has no order.items array" };
   }
+  const outOfRange = datesOutsideOnecRange(event);
+  if (outOfRange !== undefined) return { ok: false, message: outOfRange };
   const skus: string[] = [];
   for (const [index, item] of event.order.items.entries()) {
     if (!isObject(item) || typeof item.sku !== "string") {
@@ -16,6 +18,28 @@ export function readSkus(event: unknown): SkusResult {
     skus.push(item.sku);
   }
   return { ok: true, skus };
+}
+
+/**
+ * 1C's Date holds the years 1 to 3999; a date past them would fail the order on every attempt, so 1C
+ * refuses the event as malformed (contract 3). The year is read as written, as 1C reads it.
+ */
+function datesOutsideOnecRange(event: Record<string, unknown>): string | undefined {
+  const order = event.order as Record<string, unknown>;
+  const payment = isObject(event.payment) ? event.payment : {};
+  const dates: [string, unknown][] = [
+    ["occurred_at", event.occurred_at],
+    ["order.created_at", order.created_at],
+    ["payment.paid_at", payment.paid_at],
+  ];
+  for (const [path, value] of dates) {
+    if (typeof value !== "string") continue;
+    const year = /^(\d{4})-/.exec(value)?.[1];
+    if (year === undefined || Number(year) < 1 || Number(year) > 3999) {
+      return `${path} must be an ISO 8601 date-time with a year from 0001 to 3999, got ${JSON.stringify(value)}`;
+    }
+  }
+  return undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

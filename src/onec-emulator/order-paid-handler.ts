@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { isValidKey, KEY_MAX_LENGTH } from "../onec/contract/key.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
 import type { EmulatorFaults } from "./faults.ts";
-import { headerValue, isJsonMediaType, sendError, sendJson } from "./http-io.ts";
+import { headerValue, isJsonMediaType, sendError, sendJson, sendProcessingError } from "./http-io.ts";
 import { readSkus } from "./order-event.ts";
 import { decodeJson, readBody } from "./request-body.ts";
 import type { OrderStore } from "./store.ts";
@@ -119,14 +119,23 @@ export async function handleOrderPaid(
   }
 
   const hash = createHash("sha256").update(body.bytes).digest("hex");
-  const { knownSkus, orderNotValid } = ctx.faults();
-  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, knownSkus, orderNotValid);
+  const { knownSkus, orderNotValid, refusal, processingError } = ctx.faults();
+  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, knownSkus, {
+    refusal:
+      orderNotValid !== null
+        ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
+        : refusal,
+    failure: processingError,
+  });
   switch (result.kind) {
     case "unknown_sku":
       sendError(res, 422, "UNKNOWN_SKU", `unknown article: ${result.sku}`);
       return;
-    case "order_not_valid":
-      sendError(res, 422, "ORDER_NOT_VALID", `1C refused to post ЗаказКлиента: ${result.message}`);
+    case "refused":
+      sendJson(res, 422, { error: result.refusal });
+      return;
+    case "failed":
+      sendProcessingError(res, result.message);
       return;
     case "conflict":
       sendError(

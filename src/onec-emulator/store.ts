@@ -22,7 +22,21 @@ export type SubmitResult =
   | { kind: "replayed"; record: EmulatorOrder }
   | { kind: "conflict"; record: EmulatorOrder }
   | { kind: "unknown_sku"; sku: string }
-  | { kind: "order_not_valid"; message: string };
+  | { kind: "refused"; refusal: Refusal }
+  | { kind: "failed"; message: string };
+
+/** A 422 1C gives for a reason of its own (a setting, the customer, a right): code and user messages. */
+export interface Refusal {
+  code: string;
+  message: string;
+}
+
+/** What 1C's base would do with a new key besides the articles: refuse it, or fail on it. */
+export interface NewKeyOutcome {
+  refusal: Refusal | null;
+  /** 1C fails on an error it cannot classify: 500 PROCESSING_ERROR with this text, nothing stored. */
+  failure: string | null;
+}
 
 export interface OrderStoreOptions {
   newId?: () => string;
@@ -66,13 +80,13 @@ export class OrderStore {
 
   /**
    * A known key is judged before the SKUs, so a replay succeeds even if the catalogue changed since.
-   * `orderNotValid` is 1C's configuration refusing to post: like an unknown SKU, nothing is stored,
-   * so the key is tried anew next time (a REJECTED key never answers 409).
+   * A refusal or a failure is 1C's base turning a new key down: like an unknown SKU, nothing is
+   * stored, so the key is tried anew next time (a REJECTED or FAILED key never answers 409).
    */
   submit(
     submission: Submission,
     knownSkus: readonly string[] | null,
-    orderNotValid: string | null = null,
+    newKey: NewKeyOutcome = { refusal: null, failure: null },
   ): SubmitResult {
     const existing = this.#find(submission.key);
     if (existing !== undefined) {
@@ -83,7 +97,8 @@ export class OrderStore {
       const unknown = submission.skus.find((sku) => !known.has(sku));
       if (unknown !== undefined) return { kind: "unknown_sku", sku: unknown };
     }
-    if (orderNotValid !== null) return { kind: "order_not_valid", message: orderNotValid };
+    if (newKey.refusal !== null) return { kind: "refused", refusal: { ...newKey.refusal } };
+    if (newKey.failure !== null) return { kind: "failed", message: newKey.failure };
     this.#sequence += 1;
     const record: EmulatorOrder = {
       key: submission.key,

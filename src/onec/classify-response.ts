@@ -11,6 +11,9 @@ const FINAL_REFUSALS: Readonly<Record<number, string>> = {
   422: "REJECTED",
 };
 
+/** The code of 1C's answer for an error it could not classify (contract 3). */
+export const PROCESSING_ERROR = "PROCESSING_ERROR";
+
 export function classifyResponse(httpStatus: number, bodyText: string, retryAfter: string | undefined): OnecOutcome {
   if (httpStatus === 200 || httpStatus === 201) {
     const order = readOrder(bodyText);
@@ -34,6 +37,12 @@ export function classifyResponse(httpStatus: number, bodyText: string, retryAfte
       code: error?.code ?? refusal,
       message: error?.message ?? excerpt(bodyText),
     };
+  }
+  // Only 1C's own problem document says it ran the event and failed; a proxy's 500 page says nothing.
+  if (httpStatus === 500) {
+    const error = readError(bodyText);
+    if (error?.code === PROCESSING_ERROR)
+      return { kind: "errored", httpStatus, code: error.code, message: error.message };
   }
   if (httpStatus === 409) {
     return { kind: "conflict", httpStatus, message: readError(bodyText)?.message ?? excerpt(bodyText) };
@@ -111,11 +120,17 @@ function readOrder(text: string): { id: string; number: string } | undefined {
   return { id: order.id, number: order.number };
 }
 
+/** The contract's `{"error": {code, message}}`, or an RFC 9457 problem's top-level `code` and `detail`. */
 function readError(text: string): { code: string; message: string } | undefined {
-  const parsed = tryParse(text) as { error?: { code?: unknown; message?: unknown } } | undefined;
+  const parsed = tryParse(text) as
+    | { error?: { code?: unknown; message?: unknown }; code?: unknown; detail?: unknown }
+    | undefined;
   const error = parsed?.error;
-  if (typeof error?.code !== "string") return undefined;
-  return { code: error.code, message: typeof error.message === "string" ? error.message : error.code };
+  if (typeof error?.code === "string") {
+    return { code: error.code, message: typeof error.message === "string" ? error.message : error.code };
+  }
+  if (typeof parsed?.code !== "string") return undefined;
+  return { code: parsed.code, message: typeof parsed.detail === "string" ? parsed.detail : parsed.code };
 }
 
 function tryParse(text: string): unknown {

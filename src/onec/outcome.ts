@@ -11,9 +11,14 @@ export type OnecOutcome =
   | { kind: "rejected"; httpStatus: number; code: string; message: string }
   /** 409: 1C holds this key with another body. Final. */
   | { kind: "conflict"; httpStatus: 409; message: string }
+  /**
+   * 500 with 1C's own PROCESSING_ERROR problem: 1C ran the event and failed on an error it could not
+   * classify (rolled back, nothing created). Not an outage: retried within a small budget, then final.
+   */
+  | { kind: "errored"; httpStatus: 500; code: string; message: string }
   /** 401/403: our credentials are wrong. Retrying helps only after an operator fixes them. */
   | { kind: "unauthorized"; httpStatus: 401 | 403; message: string }
-  /** Timeout, network error, 5xx, 429, or an answer we cannot read. Try again later. */
+  /** Timeout, network error, 5xx other than PROCESSING_ERROR, 429, or an answer we cannot read. Try again later. */
   | { kind: "retryable"; httpStatus?: number; errorClass: string; message: string; retryAfterMs?: number };
 
 /**

@@ -12,14 +12,19 @@ import { getPath } from "../../src/onec/contract/json-path.ts";
 import { ContractSession, type PreparedRequest } from "../../src/onec/contract/run-contract.ts";
 import type { OnecOutcome } from "../../src/onec/outcome.ts";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
+import { parseFaultsPatch } from "../../src/onec-emulator/faults.ts";
 import { EXAMPLE_SKUS } from "./support.ts";
 
 const ORDERS_PAID = "/v1/orders/paid";
 /** What OnecClient always puts on the wire. */
 const CLIENT_CONTENT_TYPE = "application/json; charset=utf-8";
 
-/** What an expected status means for the gateway: the outcome kind it must come to. */
-function outcomeKindFor(status: number): OnecOutcome["kind"] {
+/**
+ * What an expected answer means for the gateway: the outcome kind it must come to. Only a 500 that is
+ * 1C's own PROCESSING_ERROR problem is 1C failing on the event (contract 3); any other 5xx is an outage.
+ */
+function outcomeKindFor(status: number, code?: unknown): OnecOutcome["kind"] {
+  if (status === 500 && code === "PROCESSING_ERROR") return "errored";
   if (status === 200 || status === 201) return "delivered";
   if (status === 409) return "conflict";
   if (status === 400 || status === 422) return "rejected";
@@ -44,7 +49,9 @@ function clientCanSend(request: PreparedRequest): boolean {
 /** The answer as the client saw it, for later cases' {{case.body.…}} references. */
 function answerText(outcome: OnecOutcome): string {
   if (outcome.kind === "delivered") return JSON.stringify({ order: outcome.order });
-  if (outcome.kind === "rejected") return JSON.stringify({ error: { code: outcome.code, message: outcome.message } });
+  if (outcome.kind === "rejected" || outcome.kind === "errored") {
+    return JSON.stringify({ error: { code: outcome.code, message: outcome.message } });
+  }
   return "{}";
 }
 
@@ -71,6 +78,20 @@ describe("OnecClient and the 1C contract agree", () => {
     });
   }
 
+  /** A staged case runs with the emulator's faults it names, and they are off again after it. */
+  async function sendStaged(contractCase: ContractCase, request: PreparedRequest): Promise<OnecOutcome> {
+    if (contractCase.stage === undefined) return send(request);
+    const before = emulator.faults;
+    const staged = parseFaultsPatch(contractCase.stage.emulator);
+    if (!staged.ok) throw new Error(`${contractCase.name}: ${staged.message}`);
+    emulator.setFaults(staged.patch);
+    try {
+      return await send(request);
+    } finally {
+      emulator.setFaults(before);
+    }
+  }
+
   it("gives each event POST of the contract the outcome its expected status means", async () => {
     const session = new ContractSession();
     const sent: string[] = [];
@@ -81,7 +102,7 @@ describe("OnecClient and the 1C contract agree", () => {
         skipped.push(contractCase.name);
         continue;
       }
-      const outcome = await send(request);
+      const outcome = await sendStaged(contractCase, request);
       session.record(contractCase.name, {
         status: outcome.httpStatus ?? 0,
         headers: {},
@@ -90,7 +111,7 @@ describe("OnecClient and the 1C contract agree", () => {
       sent.push(contractCase.name);
 
       const where = `${contractCase.name}: ${JSON.stringify(outcome)}`;
-      expect(outcome.kind, where).toBe(outcomeKindFor(expected.status));
+      expect(outcome.kind, where).toBe(outcomeKindFor(expected.status, expected.body.code));
       expect(outcome.httpStatus, where).toBe(expected.status);
       // The values the case pins and the outcome carries (a repeat's order, a rejection's code) are the ones
       // the client read. A conflict carries no code: 409 alone means EVENT_ID_REUSED to the gateway.
@@ -98,7 +119,7 @@ describe("OnecClient and the 1C contract agree", () => {
         if (outcome.kind === "delivered" && path.startsWith("order.")) {
           expect(checkValue(expectation, getPath({ order: outcome.order }, path)), `${where}: ${path}`).toBeUndefined();
         }
-        if (outcome.kind === "rejected" && path === "error.code") {
+        if ((outcome.kind === "rejected" || outcome.kind === "errored") && path === "error.code") {
           expect(checkValue(expectation, outcome.code), `${where}: ${path}`).toBeUndefined();
         }
       }
@@ -113,12 +134,18 @@ describe("OnecClient and the 1C contract agree", () => {
       "rejected-key-other-body",
       "malformed-json",
       "key-outside-alphabet",
+      "key-dot",
+      "key-dot-dot",
+      "date-past-1c-range",
+      "refused-customer-not-client",
+      "processing-error",
     ]);
     expect(skipped).toEqual([
       "health",
       "status-of-rejected",
       "missing-idempotency-key",
       "not-json-content-type",
+      "status-of-processing-error",
       "status-of-delivered",
       "status-of-unknown",
     ]);
@@ -159,6 +186,18 @@ describe("OnecClient and the 1C contract agree", () => {
     const outcome = await send(new ContractSession().prepareRequest(caseNamed("first-delivery")));
     expect(outcome).toMatchObject({ kind: outcomeKindFor(422), httpStatus: 422, code: "ORDER_NOT_VALID" });
     expect(outcome.kind === "rejected" ? outcome.message : "").toContain("Не рассчитаны автоматические скидки");
+  });
+
+  it("1C failing on an error it cannot classify (500 PROCESSING_ERROR) is its own outcome carrying 1C's text", async () => {
+    emulator.setFaults({ processingError: "Поле объекта не обнаружено (ВидЦены)" });
+    const outcome = await send(new ContractSession().prepareRequest(caseNamed("first-delivery")));
+    expect(outcome).toEqual({
+      kind: "errored",
+      httpStatus: 500,
+      code: "PROCESSING_ERROR",
+      message: "Поле объекта не обнаружено (ВидЦены)",
+    });
+    expect(emulator.orders()).toHaveLength(0);
   });
 });
 

@@ -110,6 +110,7 @@ describe("GET /v1/health", () => {
       status: "ok",
       contract_version: CONTRACT_VERSION,
       extension_version: "0.0.0.0",
+      problems: [],
     });
     expect((await post("evt-h")).headers.get("x-contract-version")).toBe(CONTRACT_VERSION);
   });

@@ -52,13 +52,18 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     expect(run.stdout).toMatch(/^repeat +200 order +200 order ORD-000001 +ok$/m);
     expect(run.stdout).toMatch(/^unknown-article +422 UNKNOWN_SKU +422 UNKNOWN_SKU +ok$/m);
     expect(run.stdout).toMatch(/^status-of-unknown +404 NOT_FOUND +404 NOT_FOUND +ok$/m);
-    expect(run.stdout).toMatch(/^health +200 contract 2 +200 contract 2 +ok$/m);
+    expect(run.stdout).toMatch(/^health +200 contract 3 +200 contract 3 +ok$/m);
+    expect(run.stdout).toMatch(/^key-dot +400 BAD_IDEMPOTENCY_KEY +400 BAD_IDEMPOTENCY_KEY +ok$/m);
+    // A base cannot be made to fail on demand: the staged cases are named, with what they need, not run.
+    expect(run.stdout).toMatch(/^processing-error +500 PROCESSING_ERROR +skipped +skipped$/m);
+    expect(run.stdout).toMatch(/^ {2}processing-error: 500 PROCESSING_ERROR; staged: needs an unforeseen error/m);
     expect(run.stdout).toMatch(/^key-outside-alphabet +400 BAD_IDEMPOTENCY_KEY +400 BAD_IDEMPOTENCY_KEY +ok$/m);
     expect(run.stdout).not.toMatch(/FAIL/);
     expect(run.stdout).toMatch(
-      /^1C reports contract version 2, extension version \d+\.\d+\.\d+\.\d+; this gateway speaks contract version 2\.$/m,
+      /^1C reports contract version 3, extension version \d+\.\d+\.\d+\.\d+; this gateway speaks contract version 3\.$/m,
     );
-    expect(run.stdout).toMatch(/All 14 cases passed/);
+    expect(run.stdout).toMatch(/All 17 cases run passed/);
+    expect(run.stdout).toMatch(/^3 staged cases were not run/m);
     // One run, one order: the one the operator is warned about.
     expect(emulator.orders()).toHaveLength(1);
     expect(run.stdout).toContain(emulator.orders()[0]?.key);
@@ -103,10 +108,10 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     try {
       const run = await probe(["--onec-url", old.url, "--test-base"]);
       expect(run.code).toBe(1);
-      expect(run.stdout).toMatch(/^health +200 contract 2 +200 contract 1 +FAIL$/m);
-      expect(run.stdout).toMatch(/^ {2}health: body contract_version: "1", expected "2"/m);
+      expect(run.stdout).toMatch(/^health +200 contract 3 +200 contract 1 +FAIL$/m);
+      expect(run.stdout).toMatch(/^ {2}health: body contract_version: "1", expected "3"/m);
       expect(run.stdout).toMatch(/^1C reports contract version 1, extension version 1\.0\.0\.1;/m);
-      expect(run.stderr).toMatch(/1C speaks contract version 1, this gateway 2: load the 1C extension/);
+      expect(run.stderr).toMatch(/1C speaks contract version 1, this gateway 3: load the 1C extension/);
     } finally {
       await old.close();
     }

@@ -15,6 +15,7 @@ const policy: DeliveryPolicy = {
   maxAttempts: 5,
   maxAgeMs: 86_400_000,
   maxUnfinishedAttempts: 3,
+  maxOnecErrors: 3,
 };
 const order = { id: "o-1", number: "ORD-1" };
 const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order };

@@ -562,3 +562,76 @@ describe("hostile register content", () => {
 function forged(token: string): string {
   return `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
 }
+
+/**
+ * Issue 20: an error 1C cannot classify (500 PROCESSING_ERROR) is neither an outage retried forever
+ * nor lost. The gateway retries it within ONEC_ERROR_ATTEMPTS (3 here, the default), then the event
+ * is FAILED_FINAL with 1C's text, in the attempt log and on the console's event page; once 1C is
+ * fixed, support replays it and exactly one order is created.
+ */
+describe("an event 1C fails on with an error it cannot classify", () => {
+  const quick = gatewayWithEmulator({ OPERATORS_FILE, DELIVERY_POLL_MS: "20", RETRY_BASE_MS: "10" });
+  const ONEC_TEXT = "Поле объекта не обнаружено (ВидЦены) <b>in 1C</b>";
+
+  /** Resolves at the `count`-th POST 1C receives for `key`: the attempt is then in the deliverer's hands. */
+  function postsReceived(key: string, count: number): Promise<void> {
+    return new Promise((resolve) => {
+      let seen = 0;
+      const onPost = (received: { key: string | undefined }) => {
+        if (received.key !== key || ++seen < count) return;
+        quick.onec.events.off("post", onPost);
+        resolve();
+      };
+      quick.onec.events.on("post", onPost);
+    });
+  }
+
+  it("ends FAILED_FINAL with 1C's text after 3 tries, shows it to support, and a replay after the fix orders once", async () => {
+    quick.onec.setFaults({ processingError: ONEC_TEXT });
+    const event = orderPaidEvent();
+    const third = postsReceived(event.event_id, 3);
+    const accepted = await postEvent(quick.gw.url, event);
+    expect(accepted.status).toBe(202); // accepted, still in delivery: 1C's first error is retried
+    await third;
+    await quick.gw.gateway.deliverer.idle();
+
+    const status = (await call(`${quick.gw.url}/integration/v1/orders/paid/${event.event_id}`)).json();
+    expect(status).toMatchObject({ status: "FAILED_FINAL", attempts: 3 });
+    const history = (await call(`${quick.gw.url}/integration/v1/orders/paid/${event.event_id}/attempts`)).json();
+    const attempts = history.attempts as Array<{ outcome: string; http_status: number; detail: string }>;
+    expect(attempts.map((a) => [a.outcome, a.http_status])).toEqual([
+      ["errored", 500],
+      ["errored", 500],
+      ["errored", 500],
+    ]);
+    expect(attempts[2]?.detail).toContain("Поле объекта не обнаружено (ВидЦены)");
+    expect(quick.onec.postCount()).toBe(3);
+    expect(quick.onec.orders()).toHaveLength(0);
+
+    const session = await signIn(OPERATOR, quick.gw.url);
+    const eventPage = await page(eventPath(event.event_id), session.cookie, quick.gw.url);
+    expect(eventPage.status).toBe(200);
+    expect(eventPage.text).toContain("FAILED_FINAL");
+    expect(eventPage.text).toContain("1C failed to process it 3 times; 1C said: Поле объекта не обнаружено (ВидЦены)");
+    expect(eventPage.text).toContain("&lt;b&gt;in 1C&lt;/b&gt;"); // 1C's text is shown, never run
+    expect(eventPage.text).toContain(`action="${eventPath(event.event_id)}/replay"`);
+
+    quick.onec.setFaults({ processingError: null }); // the 1C administrator fixed the cause
+    const reason = "price type added to the agreement in 1C";
+    const confirmed = await postForm(
+      `${eventPath(event.event_id)}/replay/confirm`,
+      { csrf: session.csrf, reason },
+      session.cookie,
+      {},
+      quick.gw.url,
+    );
+    expect(confirmed.status).toBe(303);
+    await quick.gw.gateway.deliverer.idle();
+    const after = (await call(`${quick.gw.url}/integration/v1/orders/paid/${event.event_id}`)).json();
+    expect(after).toMatchObject({ status: "SUCCEEDED" });
+    expect(quick.onec.orders().filter((order) => order.key === event.event_id)).toHaveLength(1);
+    const repeat = await postEvent(quick.gw.url, event);
+    expect([repeat.status, repeat.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+    expect(quick.onec.orders()).toHaveLength(1);
+  });
+});

@@ -55,3 +55,28 @@ describe("business rules", () => {
     expect(() => toMinorUnits("1890.5")).toThrow(RangeError);
   });
 });
+
+/**
+ * 1C's Date type holds 0001-01-01 to 3999-12-31 (platform documentation, type "Дата"); an event dated
+ * outside it would fail in 1C on every attempt, so the gateway refuses it first, as 1C does (issue 20).
+ */
+describe("dates 1C can hold", () => {
+  it("accept the last day of year 3999 and the first of year 1", () => {
+    const event = exampleEvent();
+    event.occurred_at = "3999-12-31T23:59:59Z";
+    event.order.created_at = "0001-01-01T00:00:00Z";
+    expect(checkBusinessRules(event)).toEqual([]);
+  });
+
+  it("refuse year 4000, year 0 and a far-future payment date, each with its path", () => {
+    const event = exampleEvent();
+    event.occurred_at = "4000-01-01T00:00:00Z";
+    event.order.created_at = "0000-12-31T00:00:00Z";
+    event.payment.paid_at = "9999-12-31T23:59:59+03:00";
+    expect(checkBusinessRules(event).map((v) => [v.path, v.rule])).toEqual([
+      ["/occurred_at", "date-within-1c-range"],
+      ["/order/created_at", "date-within-1c-range"],
+      ["/payment/paid_at", "date-within-1c-range"],
+    ]);
+  });
+});

@@ -28,6 +28,37 @@ describe("classifyResponse", () => {
     });
   });
 
+  it("reads 1C's 500 PROCESSING_ERROR problem as 1C failing on the event, with its text (contract 3)", () => {
+    const problem = JSON.stringify({
+      type: "https://github.com/onec-order-gateway/contract#processing-error",
+      title: "1C could not process the event",
+      status: 500,
+      detail: "Поле объекта не обнаружено",
+      code: "PROCESSING_ERROR",
+      error: { code: "PROCESSING_ERROR", message: "Поле объекта не обнаружено" },
+    });
+    expect(classifyResponse(500, problem, undefined)).toEqual({
+      kind: "errored",
+      httpStatus: 500,
+      code: "PROCESSING_ERROR",
+      message: "Поле объекта не обнаружено",
+    });
+    // RFC 9457 alone (no contract error object) is read the same way.
+    const bare = JSON.stringify({ status: 500, code: "PROCESSING_ERROR", detail: "only detail" });
+    expect(classifyResponse(500, bare, undefined)).toMatchObject({ kind: "errored", message: "only detail" });
+  });
+
+  it("reads any other 500 (a web server's page, 1C's old INTERNAL) as an outage to retry", () => {
+    expect(classifyResponse(500, "<html>Internal Server Error</html>", undefined)).toMatchObject({
+      kind: "retryable",
+      errorClass: "http_500",
+    });
+    const internal = JSON.stringify({ error: { code: "INTERNAL", message: "see the event log" } });
+    expect(classifyResponse(500, internal, undefined).kind).toBe("retryable");
+    const processingOn502 = JSON.stringify({ error: { code: "PROCESSING_ERROR", message: "proxy" } });
+    expect(classifyResponse(502, processingOn502, undefined).kind).toBe("retryable");
+  });
+
   it("reads 409 as a conflict and 401/403 as a configuration fault", () => {
     expect(classifyResponse(409, "{}", undefined).kind).toBe("conflict");
     expect(classifyResponse(401, "", undefined).kind).toBe("unauthorized");

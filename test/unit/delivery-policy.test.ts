@@ -15,6 +15,7 @@ const policy: DeliveryPolicy = {
   maxAttempts: 5,
   maxAgeMs: 3_600_000,
   maxUnfinishedAttempts: 3,
+  maxOnecErrors: 3,
 };
 const mid = () => 0.5;
 
@@ -141,6 +142,46 @@ describe("verdictFor", () => {
       mid,
     );
     expect(settle(next)).toMatchObject({ status: "FAILED_RETRYABLE", errorClass: "onec_unauthorized", charged: false });
+  });
+});
+
+describe("verdictFor: 1C failing on an error it cannot classify (PROCESSING_ERROR)", () => {
+  const failed = {
+    kind: "errored",
+    httpStatus: 500,
+    code: "PROCESSING_ERROR",
+    message: "Поле объекта не обнаружено (ВидЦены)",
+  } as const;
+
+  it("retries it with backoff, charged, while the round has had fewer than the budget (issue 20: a bounded budget)", () => {
+    const verdict = verdictFor(policy, eventRecord({ roundAttempts: 2 }), failed, T0, mid, 2);
+    expect(settle(verdict)).toEqual({
+      status: "FAILED_RETRYABLE",
+      error: "onec_error: Поле объекта не обнаружено (ВидЦены)",
+      errorClass: "onec_error",
+      nextAttemptAt: T0 + 2000,
+      charged: true,
+    });
+  });
+
+  it("ends the event at the budget's last one, FAILED_FINAL with 1C's text, without asking 1C first", () => {
+    const verdict = verdictFor(policy, eventRecord({ roundAttempts: 4 }), failed, T0, mid, policy.maxOnecErrors);
+    const ending = settle(verdict);
+    expect(ending).toMatchObject({ status: "FAILED_FINAL", errorClass: "onec_error", response: { status: 502 } });
+    expect(ending.status === "FAILED_FINAL" ? ending.error : "").toContain("Поле объекта не обнаружено (ВидЦены)");
+    const body = JSON.parse(ending.status === "FAILED_FINAL" ? ending.response.body : "{}") as { detail: string };
+    expect(body.detail).toContain("Поле объекта не обнаружено (ВидЦены)");
+  });
+
+  it("counts only 1C's errors against that budget: outages before them do not end the event early", () => {
+    // Four attempts in the round, the first three outages: the one error so far is under the budget of 3.
+    const verdict = verdictFor(policy, eventRecord({ roundAttempts: 4 }), failed, T0, mid, 1);
+    expect(settle(verdict).status).toBe("FAILED_RETRYABLE");
+  });
+
+  it("still ends at the round's attempt limit, asking 1C first, like any retry", () => {
+    const verdict = verdictFor(policy, eventRecord({ roundAttempts: policy.maxAttempts }), failed, T0, mid, 1);
+    expect(verdict.kind).toBe("ask");
   });
 });
 

@@ -37,7 +37,7 @@ export async function probe(options: ProbeOptions, io: CliContext): Promise<numb
   io.out(
     table(
       ["case", "expected", "actual", "ok"],
-      results.map((r) => [r.case, r.expected, r.actual, r.ok ? "ok" : "FAIL"]),
+      results.map((r) => [r.case, r.expected, r.actual, r.skipped ? "skipped" : r.ok ? "ok" : "FAIL"]),
     ),
   );
   const failed = results.filter((r) => !r.ok);
@@ -46,8 +46,14 @@ export async function probe(options: ProbeOptions, io: CliContext): Promise<numb
   io.out(
     `1C reports contract version ${reported.contract ?? "(none)"}, extension version ${reported.extension ?? "(none)"}; this gateway speaks contract version ${CONTRACT_VERSION}.`,
   );
+  const skipped = results.filter((r) => r.skipped);
   if (failed.length === 0) {
-    io.out(`All ${results.length} cases passed: this base keeps the contract.`);
+    const ran = results.length - skipped.length;
+    io.out(`All ${ran} cases run passed: this base keeps the contract.`);
+    if (skipped.length > 0) {
+      io.out(`${skipped.length} staged cases were not run (a base gives their answers only in a setup of its own):`);
+      for (const r of skipped) io.out(`  ${r.case}: ${r.expected}; ${r.detail}`);
+    }
     return 0;
   }
   io.out("Differences:");

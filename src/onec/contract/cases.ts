@@ -31,11 +31,23 @@ export interface CaseExpect {
   body: Record<string, unknown>;
 }
 
+/**
+ * A case whose answer depends on the base's data or on a fault (a refusal of a given cause, an
+ * unforeseen error): run where the server can be staged (the emulator's faults), skipped elsewhere.
+ */
+export interface CaseStage {
+  /** The emulator's faults while the case runs (src/onec-emulator/faults.ts). */
+  emulator: Record<string, unknown>;
+  /** What a real base would need to give this answer, for the probe's report. */
+  base: string;
+}
+
 export interface ContractCase {
   name: string;
   description: string;
   request: CaseRequest;
   expect: CaseExpect;
+  stage?: CaseStage;
 }
 
 export class ContractFileError extends Error {
@@ -82,9 +94,11 @@ export function parseContract(input: unknown, file: URL): ContractCase[] {
       throw new ContractFileError(`${where}: expect.status must be an integer`);
     }
     const headers = mergeHeaders(requestHeaders, headerMap(request.headers, `${where}: request.headers`));
+    const stage = item.stage === undefined ? undefined : caseStage(item.stage, `${where}: stage`);
     return {
       name,
       description: typeof item.description === "string" ? item.description : "",
+      ...(stage === undefined ? {} : { stage }),
       request: {
         method: request.method,
         path: request.path,
@@ -98,6 +112,14 @@ export function parseContract(input: unknown, file: URL): ContractCase[] {
       },
     };
   });
+}
+
+function caseStage(input: unknown, where: string): CaseStage {
+  const spec = object(input, where);
+  if (typeof spec.base !== "string" || spec.base === "") {
+    throw new ContractFileError(`${where}.base must say what a real base needs for this answer`);
+  }
+  return { emulator: object(spec.emulator, `${where}.emulator`), base: spec.base };
 }
 
 function caseBody(input: unknown, file: URL, where: string): CaseBody {

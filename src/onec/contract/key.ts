@@ -1,7 +1,9 @@
 /**
  * The key 1C deduplicates on (`Idempotency-Key`, and the `{key}` of `GET /v1/events/{key}`).
  *
- * Alphabet: `A-Z a-z 0-9 . _ : ~ -`, 1 to 300 characters. Every one of these is a plain path
+ * Alphabet: `A-Z a-z 0-9 . _ : ~ -`, 1 to 300 characters, but not `.` or `..` (contract 3): as a path
+ * segment those are dot-segments, which clients and web servers remove (RFC 3986 §5.2.4), so the
+ * status URL could never reach them. Every one of these characters is a plain path
  * character (RFC 3986 pchar), so the key goes into the URL as it is: no `%`-escape, and no `/`,
  * which Apache refuses encoded (`%2F`) unless `AllowEncodedSlashes` is set per virtual host.
  * 1C refuses any other key on POST (400), so a key that POST accepts is always reachable by GET.
@@ -32,7 +34,7 @@ export function legacyKey(key: string): string | undefined {
 }
 
 export function isValidKey(key: string): boolean {
-  return KEY_PATTERN.test(key);
+  return KEY_PATTERN.test(key) && key !== "." && key !== "..";
 }
 
 /**

@@ -21,6 +21,16 @@ export interface ContractRunOptions {
   run?: string;
   /** The shipped contract by default. */
   cases?: readonly ContractCase[];
+  /**
+   * Stages a case that needs it (the emulator's faults), and undoes that after the case. Without it,
+   * staged cases are skipped: a real base cannot be made to refuse or fail on demand.
+   */
+  stage?: CaseStager;
+}
+
+export interface CaseStager {
+  apply(faults: Record<string, unknown>): Promise<void>;
+  reset(): Promise<void>;
 }
 
 export interface ContractResult {
@@ -30,8 +40,10 @@ export interface ContractResult {
   expected: string;
   /** The same for the answer: "201 order ORD-000001"; "no answer" or "not sent" when there was none. */
   actual: string;
-  /** Every difference, "; "-separated; "" when ok. */
+  /** Every difference, "; "-separated; "" when ok; for a skipped case, what it needs. */
   detail: string;
+  /** A staged case run without a way to stage it: neither passed nor failed. */
+  skipped?: boolean;
   /** The answer's parsed JSON body; undefined when there was no answer or it was not JSON. */
   body?: unknown;
 }
@@ -120,9 +132,32 @@ export async function runContract(options: ContractRunOptions): Promise<Contract
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const results: ContractResult[] = [];
   for (const contractCase of cases) {
-    results.push(await runCase(contractCase, session, { base, auth, timeoutMs }));
+    const { stage } = contractCase;
+    if (stage === undefined) {
+      results.push(await runCase(contractCase, session, { base, auth, timeoutMs }));
+    } else if (options.stage === undefined) {
+      results.push(skipped(contractCase, stage.base));
+    } else {
+      await options.stage.apply(stage.emulator);
+      try {
+        results.push(await runCase(contractCase, session, { base, auth, timeoutMs }));
+      } finally {
+        await options.stage.reset();
+      }
+    }
   }
   return results;
+}
+
+function skipped(contractCase: ContractCase, needs: string): ContractResult {
+  return {
+    case: contractCase.name,
+    ok: true,
+    skipped: true,
+    expected: describeExpected(contractCase.expect),
+    actual: "skipped",
+    detail: `staged: needs ${needs}`,
+  };
 }
 
 async function runCase(
