@@ -160,6 +160,60 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect(onec.calls.every((c) => c.idempotencyKey === "evt-1" && c.correlationId === "corr-evt-1")).toBe(true);
   });
 
+  it("ends an event 1C keeps failing on (PROCESSING_ERROR) at its 3rd such answer, outages not counted; a replay starts a new budget", async () => {
+    const failed: OnecOutcome = {
+      kind: "errored",
+      httpStatus: 500,
+      code: "PROCESSING_ERROR",
+      message: "1C: no price type",
+    };
+    // An outage, then 1C's errors: the outage is not charged to the error budget.
+    const onec = scriptedOnec((call) => (call === 1 ? busy : failed));
+    const d = deliverer(onec);
+    await accept("evt-pe");
+    const statuses: string[] = [];
+    for (;;) {
+      await step(d);
+      const record = await register.find("default", "evt-pe");
+      statuses.push(`${record?.status}:${record?.lastErrorClass}`);
+      if (record?.status !== "FAILED_RETRYABLE") break;
+      now = record.nextAttemptAt ?? now;
+    }
+    expect(statuses).toEqual([
+      "FAILED_RETRYABLE:http_503",
+      "FAILED_RETRYABLE:onec_error",
+      "FAILED_RETRYABLE:onec_error",
+      "FAILED_FINAL:onec_error",
+    ]);
+    expect(onec.lookups).toEqual([]); // 1C rolled back the very call it failed on: nothing to ask
+    const final = await register.find("default", "evt-pe");
+    expect(final?.lastError).toContain("1C failed to process it 3 times; 1C said: 1C: no price type");
+    expect(final?.response?.status).toBe(502);
+    const attempts = await register.listAttempts("default", "evt-pe");
+    expect(attempts.map((a) => [a.outcome, a.errorClass])).toEqual([
+      ["retryable", "http_503"],
+      ["errored", "PROCESSING_ERROR"],
+      ["errored", "PROCESSING_ERROR"],
+      ["errored", "PROCESSING_ERROR"],
+    ]);
+
+    // Replayed while 1C still fails: the errors of the last round do not end the new one at its first.
+    const replayed = await register.replay({
+      sender: "default",
+      eventId: "evt-pe",
+      requestedBy: "support",
+      reason: "try again",
+      force: false,
+      now,
+    });
+    expect(replayed.result).toBe("replayed");
+    await step(d);
+    expect(await register.find("default", "evt-pe")).toMatchObject({
+      status: "FAILED_RETRYABLE",
+      lastErrorClass: "onec_error",
+    });
+  });
+
   it("keeps at most ONEC_MAX_CONCURRENCY calls in flight", async () => {
     const gates = Array.from({ length: 10 }, () => deferred<OnecOutcome>());
     const onec = scriptedOnec((call) => (gates[call - 1] as ReturnType<typeof deferred<OnecOutcome>>).promise);
