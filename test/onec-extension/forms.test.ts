@@ -4,17 +4,24 @@ import { checkQuery } from "./bsl-parser/query.ts";
 import { propertyOrderProblems } from "./dump-rules.ts";
 import { extensionFiles, metadataObject, parseExtensionXml } from "./extension-tree.ts";
 import {
-  catalogSettingProblems,
   constantFieldProblems,
   defaultListFormProblems,
+  directiveOf,
   type FormModule,
   formProblems,
+  listFieldProblems,
+  listQuery,
+  methodCalls,
+  reaches,
+  registerFields,
+  tableColumns,
 } from "./forms.ts";
 import { child, childrenNamed, parseXml, path, walk, type XmlElement } from "./xml-lite.ts";
 
 /**
- * The support forms of the extension: the list form of the register ИнтСайт_ПринятыеСобытия (filters by
- * status and date, «Открыть заказ», «Повторить») and the settings form ИнтСайт_НастройкиИнтеграции.
+ * The support forms of the extension: the list form of the register ИнтСайт_ПринятыеСобытия, the 1C
+ * administrator's integration log (filters by status and date, the body, error text and order of the current
+ * event, «Открыть заказ», «Повторить» in 1C), and the settings form ИнтСайт_НастройкиИнтеграции.
  * Each check is also fed a broken form, so it can be seen to fail.
  */
 
@@ -129,14 +136,7 @@ describe("forms: Form.xml against the form module", () => {
 describe("forms: the list form of the register ИнтСайт_ПринятыеСобытия", () => {
   const form = (): XmlElement => xmlOf(`${LIST_FORM}/Ext/Form.xml`);
   const register = (): XmlElement | undefined => metadataObject(xmlOf(`InformationRegisters/${REGISTER}.xml`));
-  const queryText = (root: XmlElement): string =>
-    path(
-      childrenNamed(child(root, "Attributes") ?? root, "Attribute").find(
-        (attribute) => attribute.attributes.get("name") === "Список",
-      ),
-      "Settings",
-      "QueryText",
-    )?.text ?? "";
+  const queryText = (root: XmlElement): string => listQuery(root, "Список");
 
   it("is the register's default list form, listed in its child objects, with its files", () => {
     const object = register();
@@ -165,16 +165,17 @@ describe("forms: the list form of the register ИнтСайт_ПринятыеС
     ]);
   });
 
-  it("has the commands «Открыть заказ» and «Повторить»; the tooltip of Повторить says 1C only resets the event", () => {
+  it("has the commands «Открыть заказ» and «Повторить»; the tooltip of Повторить says 1C re-runs REJECTED and FAILED", () => {
     expect(commandTitle(form(), "ОткрытьЗаказ")).toBe("Открыть заказ");
     expect(commandTitle(form(), "Повторить")).toBe("Повторить");
     const command = childrenNamed(child(form(), "Commands") ?? form(), "Command").find(
       (candidate) => candidate.attributes.get("name") === "Повторить",
     );
     const tooltip = path(command, "ToolTip", "v8:item", "v8:content")?.text ?? "";
-    expect(tooltip).toContain("REJECTED");
-    expect(tooltip).toContain("gateway replay");
-    expect(tooltip).toContain("не хранит тело");
+    for (const word of ["REJECTED", "FAILED", "SUCCEEDED", "заново в 1С", "сохранённому телу"]) {
+      expect(tooltip).toContain(word);
+    }
+    expect(tooltip).not.toContain("gateway replay");
   });
 
   it("reads the register with a query that parses, filtered by status and by the date received", () => {
@@ -205,7 +206,7 @@ describe("forms: the list form of the register ИнтСайт_ПринятыеС
     expect(checkQuery(broken)).toMatchObject({ message: expect.stringContaining("expected") });
   });
 
-  it("uses the status values of the order module (SUCCEEDED, REJECTED)", () => {
+  it("uses the status values of the order module (SUCCEEDED, REJECTED, FAILED)", () => {
     const returned = (rel: string, name: string): string | undefined => {
       const method = moduleOf(rel).structure.methods.find((candidate) => candidate.name === name);
       const statement = method?.body.find((item) => item.type === "stmt" && item.tokens[0]?.keyword === "RETURN");
@@ -217,17 +218,183 @@ describe("forms: the list form of the register ИнтСайт_ПринятыеС
       expect(returned(list, name), name).toBeDefined();
       expect(returned(list, name), name).toBe(returned(orders, name));
     }
+    expect(returned(list, "СтатусОшибка")).toBe("FAILED");
+    const ordersStrings = moduleOf(orders).lexed.tokens.filter((token) => token.kind === "string");
+    expect(
+      ordersStrings.map((token) => token.text),
+      "the order module writes FAILED",
+    ).toContain("FAILED");
   });
 
-  it("opens the order through a navigation link and resets a rejection through the order module", () => {
+  it("offers every status of the register in the status filter: SUCCEEDED, REJECTED and FAILED", () => {
     const module = moduleOf(`${LIST_FORM}/Ext/Form/Module.bsl`);
-    const calls = callsIn(module.lexed.tokens).map((call) =>
-      call.qualifier === "" ? call.name : `${call.qualifier}.${call.name}`,
+    const calls = methodCalls(module, "ПриСозданииНаСервере");
+    expect(calls.filter((call) => call === "СписокСтатусов.Добавить")).toHaveLength(4);
+    for (const status of ["СтатусОбработано", "СтатусОтклонено", "СтатусОшибка"]) expect(calls).toContain(status);
+    const filter = [...walk(form())].find(({ element }) => element.attributes.get("name") === "ОтборСтатус")?.element;
+    expect(child(filter, "ListChoiceMode")?.text).toBe("true");
+  });
+
+  it("lists each event's time received, key, status, order, error code, time taken and correlation id", () => {
+    expect(tableColumns(form(), "Список")).toEqual([
+      "ДатаПолучения",
+      "ИдентификаторСобытия",
+      "Статус",
+      "НомерЗаказа",
+      "КодОшибки",
+      "ДлительностьМс",
+      "ИдентификаторКорреляции",
+    ]);
+  });
+
+  it("the register keeps the body as an unlimited string and the time taken as Number(15,0), neither indexed", () => {
+    const object = register();
+    const resource = (name: string): XmlElement | undefined =>
+      childrenNamed(child(object, "ChildObjects") ?? fixture("<x/>"), "Resource").find(
+        (candidate) => path(candidate, "Properties", "Name")?.text === name,
+      );
+    const body = path(resource("ТелоСобытия"), "Properties");
+    expect(path(body, "Type", "v8:Type")?.text).toBe("xs:string");
+    expect(path(body, "Type", "v8:StringQualifiers", "v8:Length")?.text).toBe("0");
+    expect(child(body, "Indexing")?.text).toBe("DontIndex");
+    const duration = path(resource("ДлительностьМс"), "Properties");
+    expect(path(duration, "Type", "v8:Type")?.text).toBe("xs:decimal");
+    expect(path(duration, "Type", "v8:NumberQualifiers", "v8:Digits")?.text).toBe("15");
+    expect(path(duration, "Type", "v8:NumberQualifiers", "v8:FractionDigits")?.text).toBe("0");
+    expect(child(duration, "Indexing")?.text).toBe("DontIndex");
+  });
+
+  it("every field of the list is a column of its query and a field of the register; the query skips the body", () => {
+    const object = register();
+    if (object === undefined) throw new Error("the register file has no object");
+    const fields = registerFields(object);
+    expect(fields.get("ТелоСобытия")?.unlimited).toBe(true);
+    expect(listFieldProblems(form(), "Список", fields)).toEqual([]);
+    // ОткрытьЗаказ reads ИдентификаторЗаказа from the current row, which holds only the columns and the
+    // fields the list always reads.
+    const main = childrenNamed(child(form(), "Attributes") ?? form(), "Attribute")[0];
+    expect(path(main, "UseAlways", "Field")?.text).toBe("Список.ИдентификаторЗаказа");
+  });
+
+  it("fails on a column the query does not select, a field the register lacks and a query reading the body", () => {
+    const object = register();
+    if (object === undefined) throw new Error("the register file has no object");
+    const broken = fixture(
+      [
+        "<Form>",
+        "<ChildItems><Table><ChildItems><LabelField><DataPath>Список.ДлительностьМс</DataPath></LabelField>",
+        "<LabelField><DataPath>Список.Нет</DataPath></LabelField></ChildItems></Table></ChildItems>",
+        '<Attributes><Attribute name="Список"><UseAlways><Field>Список.ИдентификаторЗаказа</Field></UseAlways>',
+        "<Settings><QueryText>ВЫБРАТЬ Р.Нет КАК Нет, Р.ТелоСобытия КАК ТелоСобытия",
+        "ИЗ",
+        "РегистрСведений.ИнтСайт_ПринятыеСобытия КАК Р</QueryText></Settings></Attribute></Attributes>",
+        "</Form>",
+      ].join("\n"),
     );
-    expect(calls).toContain("ИнтСайт_ОбработкаЗаказов.ЗаказПоИдентификатору");
-    expect(calls).toContain("ПолучитьНавигационнуюСсылку");
-    expect(calls).toContain("ПерейтиПоНавигационнойСсылке");
-    expect(calls).toContain("ИнтСайт_ОбработкаЗаказов.СброситьОтказ");
+    expect(listFieldProblems(broken, "Список", registerFields(object))).toEqual([
+      "2: Список.ДлительностьМс: the list query selects no ДлительностьМс",
+      "3: Список.Нет: no field Нет in the register",
+      "4: Список.ИдентификаторЗаказа: the list query selects no ИдентификаторЗаказа",
+      "1: the list query selects ТелоСобытия, a string of unlimited length",
+    ]);
+  });
+
+  it("shows the current event's body and full error text read-only under the list, read on the server by key", () => {
+    const items = [...walk(form())];
+    for (const name of ["ТелоСобытия", "ТекстОшибки"]) {
+      const found = items.find(({ element }) => child(element, "DataPath")?.text === name);
+      expect(found?.element.name, name).toBe("InputField");
+      expect(
+        found?.ancestors.some((ancestor) => ancestor.name === "Table"),
+        `${name} outside the list`,
+      ).toBe(false);
+      for (const flag of ["ReadOnly", "MultiLine"])
+        expect(child(found?.element, flag)?.text, `${name} ${flag}`).toBe("true");
+      const attribute = childrenNamed(child(form(), "Attributes") ?? form(), "Attribute").find(
+        (candidate) => candidate.attributes.get("name") === name,
+      );
+      expect(path(attribute, "Type", "v8:StringQualifiers", "v8:Length")?.text, `${name}: unlimited`).toBe("0");
+    }
+    // The table's row activation reads the details (through an idle handler) from a server function whose query
+    // takes both fields of the register by the event's key.
+    const table = items.find(({ element }) => element.name === "Table")?.element;
+    const activation = childrenNamed(child(table, "Events") ?? fixture("<x/>"), "Event").find(
+      (event) => event.attributes.get("name") === "OnActivateRow",
+    );
+    const module = moduleOf(`${LIST_FORM}/Ext/Form/Module.bsl`);
+    const reader = module.structure.methods.find((method) => method.name === "ПодробностиСобытия");
+    if (reader === undefined) throw new Error("no ПодробностиСобытия in the list form module");
+    expect(directiveOf(module.lexed, reader)).toBe("НаСервереБезКонтекста");
+    expect(reaches(module, activation?.text.trim() ?? "", "ПодробностиСобытия")).toBe(true);
+    const query =
+      module.lexed.tokens.find(
+        (token) => token.kind === "string" && token.line > reader.line && /^\s*ВЫБРАТЬ/u.test(token.text),
+      )?.text ?? "";
+    expect(checkQuery(query)).toBeUndefined();
+    expect(query).toContain(`РегистрСведений.${REGISTER}`);
+    expect(query).toMatch(/ИдентификаторСобытия\s*=\s*&ИдентификаторСобытия/u);
+    for (const field of ["ТелоСобытия", "ТекстОшибки"])
+      expect(query).toMatch(new RegExp(`\\.${field} КАК ${field}`, "u"));
+  });
+
+  it("shows the order as a hyperlink that opens it through its navigation link, as «Открыть заказ» does", () => {
+    const link = [...walk(form())].find(
+      ({ element }) => child(element, "DataPath")?.text === "ПредставлениеЗаказа",
+    )?.element;
+    expect(link?.name).toBe("LabelField");
+    expect(child(link, "Hyperlink")?.text).toBe("true");
+    const click = childrenNamed(child(link, "Events") ?? fixture("<x/>"), "Event").find(
+      (event) => event.attributes.get("name") === "Click",
+    );
+    const module = moduleOf(`${LIST_FORM}/Ext/Form/Module.bsl`);
+    for (const from of [click?.text.trim() ?? "", "ОткрытьЗаказ"]) {
+      expect(reaches(module, from, "ПерейтиПоНавигационнойСсылке"), from).toBe(true);
+      expect(reaches(module, from, "ИнтСайт_ОбработкаЗаказов.ЗаказПоИдентификатору"), from).toBe(true);
+      expect(reaches(module, from, "ПолучитьНавигационнуюСсылку"), from).toBe(true);
+    }
+    const server = module.structure.methods.filter((method) =>
+      methodCalls(module, method.name).includes("ПолучитьНавигационнуюСсылку"),
+    );
+    expect(server.map((method) => directiveOf(module.lexed, method))).toEqual(["НаСервереБезКонтекста"]);
+  });
+
+  it("«Повторить» asks first, then re-runs the event in 1C through ИнтСайт_ОбработкаЗаказов.ПовторитьСобытие on the server", () => {
+    const module = moduleOf(`${LIST_FORM}/Ext/Form/Module.bsl`);
+    const target = "ИнтСайт_ОбработкаЗаказов.ПовторитьСобытие";
+    const callers = module.structure.methods.filter((method) => methodCalls(module, method.name).includes(target));
+    expect(callers.map((method) => directiveOf(module.lexed, method))).toEqual(["НаСервереБезКонтекста"]);
+    // Only through the answer to the question: without the notification handler the command reaches nothing.
+    expect(methodCalls(module, "Повторить")).toContain("ПоказатьВопрос");
+    expect(reaches(module, "Повторить", target)).toBe(true);
+    expect(reaches(module, "Повторить", target, false)).toBe(false);
+    const answer = module.structure.methods.find((method) => methodCalls(module, "Повторить").includes(method.name));
+    const answerCalls = methodCalls(module, answer?.name ?? "");
+    const answerText = module.lexed.tokens
+      .filter((token) => answer !== undefined && token.line > answer.line)
+      .slice(0, 12)
+      .map((token) => token.text)
+      .join(" ");
+    expect(answerText).toContain("КодВозвратаДиалога . Да");
+    expect(answerCalls).toContain("Элементы.Список.Обновить");
+    expect(answerCalls).toContain("ПоказатьПредупреждение");
+    // The rejection reset of version 1.1 is gone: 1C keeps the body and re-runs the event itself.
+    expect(module.structure.methods.flatMap((method) => methodCalls(module, method.name))).not.toContain(
+      "ИнтСайт_ОбработкаЗаказов.СброситьОтказ",
+    );
+  });
+
+  it("«Повторить» is for REJECTED and FAILED rows only: a SUCCEEDED row gets a warning and a disabled button", () => {
+    const module = moduleOf(`${LIST_FORM}/Ext/Form/Module.bsl`);
+    const allowed = methodCalls(module, "МожноПовторить");
+    expect(allowed).toContain("СтатусОтклонено");
+    expect(allowed).toContain("СтатусОшибка");
+    expect(allowed).not.toContain("СтатусОбработано");
+    const command = methodCalls(module, "Повторить");
+    expect(command.indexOf("МожноПовторить")).toBeGreaterThanOrEqual(0);
+    expect(command.indexOf("МожноПовторить")).toBeLessThan(command.indexOf("ПоказатьВопрос"));
+    expect(command).toContain("ПоказатьПредупреждение");
+    const text = files.find((file) => file.rel === `${LIST_FORM}/Ext/Form/Module.bsl`)?.text ?? "";
+    expect(text).toMatch(/Элементы\.ФормаПовторить\.Доступность = МожноПовторить\(/u);
   });
 });
 
@@ -239,7 +406,7 @@ describe("forms: the settings form ИнтСайт_НастройкиИнтегр
       .map((entry) => entry.slice("Constant.".length));
 
   it("edits every constant of the extension", () => {
-    expect(constants()).toHaveLength(9);
+    expect(constants()).toHaveLength(12);
     expect(constantFieldProblems(form(), constants())).toEqual([]);
   });
 
@@ -255,38 +422,6 @@ describe("forms: the settings form ИнтСайт_НастройкиИнтегр
     expect(constantFieldProblems(broken, ["ИнтСайт_Склад", "ИнтСайт_Организация"])).toEqual([
       "3: the main attribute must be НаборКонстант of type cfg:ConstantsSet",
       "1: no field edits the constant ИнтСайт_Организация",
-    ]);
-  });
-
-  it("narrows every «any catalog» constant to its catalog (СправочникиНастроек of the adaptation code)", () => {
-    const orders = moduleOf("CommonModules/ИнтСайт_ОбработкаЗаказов/Ext/Module.bsl");
-    const method = orders.structure.methods.find((candidate) => candidate.name === "СправочникиНастроек");
-    const strings = (method?.body ?? [])
-      .flatMap((item) => (item.type === "stmt" ? item.tokens : []))
-      .filter((token) => token.kind === "string");
-    const known = (strings[0]?.text ?? "").split(",").map((name) => name.trim());
-    expect(known).toHaveLength(4);
-    const described = constants().map((name) => ({
-      name,
-      anyCatalog:
-        path(metadataObject(xmlOf(`Constants/${name}.xml`)), "Properties", "Type", "v8:TypeSet")?.text ===
-        "cfg:CatalogRef",
-    }));
-    expect(catalogSettingProblems(described, known, "ИнтСайт_")).toEqual([]);
-    const settings = files.find((file) => file.rel === `${SETTINGS_FORM}/Ext/Form/Module.bsl`)?.text ?? "";
-    expect(settings).toContain("ИнтСайт_ОбработкаЗаказов.ТипыНастроекСсылок()");
-    expect(settings).toContain(".ОграничениеТипа = ");
-  });
-
-  it("fails on an «any catalog» constant the adaptation code has no catalog for, and the reverse", () => {
-    const described = [
-      { name: "ИнтСайт_Склад", anyCatalog: true },
-      { name: "ИнтСайт_Касса", anyCatalog: true },
-      { name: "ИнтСайт_Организация", anyCatalog: false },
-    ];
-    expect(catalogSettingProblems(described, ["Склад", "Организация"], "ИнтСайт_")).toEqual([
-      "ИнтСайт_Касса: «any catalog» constant without a catalog in СправочникиНастроек",
-      "ИнтСайт_Организация: named in СправочникиНастроек, but not a catalog reference",
     ]);
   });
 

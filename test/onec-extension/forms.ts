@@ -1,4 +1,4 @@
-import type { Lexed, MethodInfo, ModuleStructure } from "./bsl-lite.ts";
+import { type Call, callsIn, type Lexed, type MethodInfo, type ModuleStructure } from "./bsl-lite.ts";
 import { child, childrenNamed, path, walk, type XmlElement } from "./xml-lite.ts";
 
 /**
@@ -163,25 +163,125 @@ export function constantFieldProblems(form: XmlElement, constants: readonly stri
   return problems;
 }
 
+/** A field (dimension or resource) of a register, and whether it is a string of unlimited length. */
+export interface RegisterField {
+  readonly name: string;
+  readonly unlimited: boolean;
+}
+
+/** The dimensions and resources of a register object (<InformationRegister>), by name. */
+export function registerFields(register: XmlElement): Map<string, RegisterField> {
+  const fields = new Map<string, RegisterField>();
+  for (const kind of ["Dimension", "Resource"]) {
+    for (const field of childrenNamed(child(register, "ChildObjects") ?? register, kind)) {
+      const name = path(field, "Properties", "Name")?.text.trim() ?? "";
+      const type = path(field, "Properties", "Type");
+      const unlimited =
+        child(type, "v8:Type")?.text.trim() === "xs:string" &&
+        path(type, "v8:StringQualifiers", "v8:Length")?.text.trim() === "0";
+      fields.set(name, { name, unlimited });
+    }
+  }
+  return fields;
+}
+
+/** The aliases a query selects (… КАК Имя) before its first ИЗ. */
+export function selectedFields(query: string): string[] {
+  const head = query.split(/^\s*ИЗ\s*$/mu)[0] ?? "";
+  return [...head.matchAll(/(?<![\p{L}\p{N}_])КАК\s+([\p{L}_][\p{L}\p{N}_]*)/gu)].map((match) => match[1] ?? "");
+}
+
+/** The query of a form's dynamic list attribute (Settings/QueryText), "" when it has none. */
+export function listQuery(form: XmlElement, list: string): string {
+  const attribute = childrenNamed(child(form, "Attributes") ?? form, "Attribute").find(
+    (candidate) => candidate.attributes.get("name") === list,
+  );
+  return path(attribute, "Settings", "QueryText")?.text ?? "";
+}
+
 /**
- * Constants typed «any catalog» (cfg:CatalogRef) against the settings the adaptation code knows a catalog
- * for (СправочникиНастроек): each such constant needs one, or the settings form would not narrow its type
- * and the order module would not check it.
+ * A dynamic list against its query and its register: every column and every «use always» field of the list
+ * (DataPath or UseAlways/Field `Список.Имя`) is selected by the query and is a field of the register, and the
+ * query selects no string of unlimited length (each page of the list would carry it; the form reads such a
+ * field for the current row only).
  */
-export function catalogSettingProblems(
-  constants: ReadonlyArray<{ readonly name: string; readonly anyCatalog: boolean }>,
-  known: readonly string[],
-  prefix: string,
+export function listFieldProblems(
+  form: XmlElement,
+  list: string,
+  fields: ReadonlyMap<string, RegisterField>,
 ): string[] {
   const problems: string[] = [];
-  for (const constant of constants) {
-    const setting = constant.name.startsWith(prefix) ? constant.name.slice(prefix.length) : constant.name;
-    if (constant.anyCatalog && !known.includes(setting)) {
-      problems.push(`${constant.name}: «any catalog» constant without a catalog in СправочникиНастроек`);
-    }
-    if (!constant.anyCatalog && known.includes(setting)) {
-      problems.push(`${constant.name}: named in СправочникиНастроек, but not a catalog reference`);
+  const selected = selectedFields(listQuery(form, list));
+  for (const { element } of walk(form)) {
+    if (element.name !== "DataPath" && element.name !== "Field") continue;
+    const [head, field, ...rest] = element.text.trim().split(".");
+    if (head !== list || field === undefined || rest.length > 0) continue;
+    if (!selected.includes(field))
+      problems.push(`${element.line}: ${list}.${field}: the list query selects no ${field}`);
+    if (!fields.has(field)) problems.push(`${element.line}: ${list}.${field}: no field ${field} in the register`);
+  }
+  for (const field of selected) {
+    if (fields.get(field)?.unlimited === true) {
+      problems.push(`${form.line}: the list query selects ${field}, a string of unlimited length`);
     }
   }
   return problems;
+}
+
+/** The column fields of a form table (DataPath `Список.Имя` of its items), in the table's order. */
+export function tableColumns(form: XmlElement, table: string): string[] {
+  const found = [...walk(form)].find(
+    ({ element }) => element.name === "Table" && element.attributes.get("name") === table,
+  )?.element;
+  return [...walk(child(found, "ChildItems") ?? form)]
+    .map(({ element }) => element)
+    .filter((element) => element.name === "DataPath")
+    .map((element) => element.text.trim())
+    .filter((data) => data.startsWith(`${table}.`))
+    .map((data) => data.slice(table.length + 1));
+}
+
+/** Platform calls that name a method of the module in a string: the method runs later, on the client. */
+const DEFERRED_BY_NAME: ReadonlySet<string> = new Set(["подключитьобработчикожидания", "описаниеоповещения"]);
+
+/**
+ * The calls made in one method of a module, "Модуль.Метод" for qualified ones. With `deferred`, a method named
+ * in ПодключитьОбработчикОжидания("Имя", …) or Новый ОписаниеОповещения("Имя", ЭтотОбъект…) counts as called.
+ */
+export function methodCalls(module: FormModule, name: string, deferred = true): string[] {
+  const methods = [...module.structure.methods].sort((a, b) => a.line - b.line);
+  const index = methods.findIndex((method) => method.name === name);
+  if (index < 0) return [];
+  const from = methods[index]?.line ?? 0;
+  const to = methods[index + 1]?.line ?? Number.POSITIVE_INFINITY;
+  const tokens = module.lexed.tokens.filter((token) => token.line > from && token.line < to);
+  const calls = callsIn(tokens).map((call: Call) =>
+    call.qualifier === "" ? call.name : `${call.qualifier}.${call.name}`,
+  );
+  if (deferred) {
+    tokens.forEach((token, at) => {
+      const next = tokens[at + 2];
+      if (DEFERRED_BY_NAME.has(token.lower) && tokens[at + 1]?.text === "(" && next?.kind === "string") {
+        calls.push(next.text);
+      }
+    });
+  }
+  return calls;
+}
+
+/** Whether `target` is called from `from`, directly or through other methods of the module. */
+export function reaches(module: FormModule, from: string, target: string, deferred = true): boolean {
+  const own = new Set(module.structure.methods.map((method) => method.name));
+  const seen = new Set<string>();
+  const queue = [from];
+  while (queue.length > 0) {
+    const name = queue.shift() ?? "";
+    if (seen.has(name)) continue;
+    seen.add(name);
+    for (const call of methodCalls(module, name, deferred)) {
+      if (call === target) return true;
+      if (own.has(call)) queue.push(call);
+    }
+  }
+  return false;
 }
