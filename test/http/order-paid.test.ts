@@ -311,6 +311,19 @@ describe("refused before recording", () => {
     ]);
     expect((await statusOf(event.event_id)).status).toBe(404);
   });
+
+  it("422 date-within-1c-range (issue 20: 1C refuses it the same way) for an event dated in year 4000, nothing recorded, nothing sent to 1C", async () => {
+    const posts = h.onec.postCount();
+    const event = orderPaidEvent((e) => {
+      e.occurred_at = "4000-01-01T00:00:00Z";
+    });
+    const problem = await expectProblem(await postEvent(h.gw.url, event), 422, "business-rules-violated");
+    expect(problem.errors).toEqual([
+      { path: "/occurred_at", rule: "date-within-1c-range", message: expect.stringContaining("3999") },
+    ]);
+    expect((await statusOf(event.event_id)).status).toBe(404);
+    expect(h.onec.postCount()).toBe(posts);
+  });
 });
 
 describe("status URL, health, correlation", () => {
