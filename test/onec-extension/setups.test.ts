@@ -1,0 +1,387 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { callsIn, type Item, lexBsl, type MethodInfo, moduleStructure, type Token } from "./bsl-lite.ts";
+import { parseBsl } from "./bsl-parser/parser.ts";
+import { extensionFiles } from "./extension-tree.ts";
+
+/**
+ * Pins for issue 20: the setups of a real УТ 11.5 / ERP 2.5 base the 1C extension must survive, read from the BSL
+ * with the project's own lexer and structure scanner (bsl-lite.ts; the grammar check is bsl-parser.test.ts).
+ * Each check failed on the 1.1.0.1 modules: safe mode, discounts marked calculated, terms from the agreement
+ * before the site's prices, supply variants from settings, 503 only for temporary causes, a 422 code per known
+ * cause, keys «.» and «..», dates past year 3999, a customer who must be a client and is created once.
+ */
+
+const files = extensionFiles();
+const README = readFileSync(new URL("../../1c/README.md", import.meta.url), "utf8");
+const ORDERS = "CommonModules/ИнтСайт_ОбработкаЗаказов/Ext/Module.bsl";
+const ANSWERS = "CommonModules/ИнтСайт_HTTPОтветы/Ext/Module.bsl";
+const SERVICE = "HTTPServices/ИнтСайт_Интеграция/Ext/Module.bsl";
+
+interface Module {
+  readonly tokens: readonly Token[];
+  readonly methods: readonly MethodInfo[];
+}
+
+function moduleAt(rel: string): Module {
+  const file = files.find((candidate) => candidate.rel === rel);
+  if (file === undefined) throw new Error(`${rel} is missing from 1c/extension`);
+  const lexed = lexBsl(file.text);
+  return { tokens: lexed.tokens, methods: moduleStructure(lexed).methods };
+}
+
+function method(module: Module, name: string): MethodInfo {
+  const found = module.methods.find((candidate) => candidate.name === name);
+  if (found === undefined) throw new Error(`no method ${name}`);
+  return found;
+}
+
+/** Tokens as compact source: no spaces, strings quoted («<>» is two tokens, so spacing is not kept). */
+function compact(tokens: readonly Token[]): string {
+  return tokens.map((token) => (token.kind === "string" ? `"${token.text}"` : token.text)).join("");
+}
+
+function statements(body: readonly Item[]): Token[][] {
+  return body.flatMap((item) => (item.type === "stmt" ? [item.tokens as Token[]] : []));
+}
+
+/** Index in the body of the first statement that calls `name` (Имя(…) or Объект.Имя(…)); -1 if none. */
+function callIndex(body: readonly Item[], name: string): number {
+  return body.findIndex((item) => item.type === "stmt" && callsIn(item.tokens).some((call) => call.name === name));
+}
+
+/** Index of the first statement assigning `<anything>.member = …`; -1 if none. */
+function assignIndex(body: readonly Item[], member: string): number {
+  return body.findIndex(
+    (item) =>
+      item.type === "stmt" &&
+      item.tokens.some(
+        (token, index) =>
+          token.text === member && item.tokens[index - 1]?.text === "." && item.tokens[index + 1]?.text === "=",
+      ),
+  );
+}
+
+/** The conditions (Если/ИначеЕсли tokens) of the branches that enclose the body item at `index`, innermost first. */
+function enclosingConditions(body: readonly Item[], index: number): string[] {
+  const conditions: string[] = [];
+  let depth = 0;
+  let skipBranches = false;
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const item = body[i];
+    if (item?.type !== "kw") continue;
+    if (["ENDIF", "ENDDO", "ENDTRY"].includes(item.keyword as string)) depth += 1;
+    else if (["IF", "FOR", "WHILE", "TRY"].includes(item.keyword as string)) {
+      if (depth > 0) depth -= 1;
+      else {
+        if (item.keyword === "IF" && !skipBranches) conditions.push(conditionAfter(body, i));
+        skipBranches = false;
+      }
+    } else if (depth === 0 && (item.keyword === "ELSIF" || item.keyword === "ELSE")) {
+      // Only the nearest branch of this Если encloses the item; earlier ИначеЕсли conditions are not its own.
+      if (item.keyword === "ELSIF" && !skipBranches) conditions.push(conditionAfter(body, i));
+      skipBranches = true;
+    }
+  }
+  return conditions;
+}
+
+function conditionAfter(body: readonly Item[], kwIndex: number): string {
+  const next = body[kwIndex + 1];
+  return next?.type === "stmt" ? compact(next.tokens) : "";
+}
+
+/** String arguments right after `name(` in the tokens: ВызватьОтказ("CODE", …) gives CODE. */
+function firstStringArguments(tokens: readonly Token[], name: string, position = 0): string[] {
+  const found: string[] = [];
+  tokens.forEach((token, index) => {
+    if (token.text !== name || tokens[index + 1]?.text !== "(") return;
+    const argument = tokens[index + 2 + position * 2];
+    if (argument?.kind === "string") found.push(argument.text);
+  });
+  return found;
+}
+
+/** The items of a body that produce a result of this kind: НовыйРезультат("Вид") or РезультатСОшибкой("Вид", …). */
+function producers(body: readonly Item[], kind: string): number[] {
+  const indexes: number[] = [];
+  body.forEach((item, index) => {
+    if (item.type !== "stmt") return;
+    const made = [
+      ...firstStringArguments(item.tokens, "НовыйРезультат"),
+      ...firstStringArguments(item.tokens, "РезультатСОшибкой"),
+    ];
+    if (made.includes(kind)) indexes.push(index);
+  });
+  return indexes;
+}
+
+const orders = moduleAt(ORDERS);
+
+describe("setups: the modules still parse", () => {
+  it("with the project's BSL parser", () => {
+    for (const rel of [ORDERS, ANSWERS, SERVICE]) {
+      const result = parseBsl(files.find((file) => file.rel === rel)?.text ?? "");
+      expect(result.ok ? "ok" : `${rel}:${result.problem.line}: ${result.problem.message}`).toBe("ok");
+    }
+  });
+});
+
+describe("setup: the extension attached in safe mode", () => {
+  it("the module refuses with EXTENSION_SAFE_MODE, checking БезопасныйРежим() before the configuration is touched", () => {
+    const check = orders.methods.find((candidate) =>
+      statements(candidate.body).some((tokens) => tokens.some((token) => token.lower === "безопасныйрежим")),
+    );
+    expect(check, "a method must read БезопасныйРежим()").toBeDefined();
+    const checker = method(orders, "ПроверитьБезопасныйРежим");
+    const tokens = statements(checker.body).flat();
+    expect(compact(tokens)).toContain("БезопасныйРежим()<>Ложь");
+    expect(firstStringArguments(tokens, "ВызватьОтказ")).toEqual(["EXTENSION_SAFE_MODE"]);
+    const run = method(orders, "ОбработатьСобытие").body;
+    const checkAt = callIndex(run, "ПроверитьБезопасныйРежим");
+    expect(checkAt).toBeGreaterThan(-1);
+    expect(checkAt).toBeLessThan(callIndex(run, "СоздатьДокументыПоСобытию"));
+    // GET /v1/health lists it in problems.
+    const problems = statements(method(orders, "ПроблемыУстановки").body).flat();
+    expect(problems.some((token) => token.lower === "безопасныйрежим")).toBe(true);
+    expect(problems.some((token) => token.text === "EXTENSION_SAFE_MODE")).toBe(true);
+  });
+
+  it("the README states the same decision, with its source, and no longer recommends safe mode", () => {
+    const section = /## Безопасный режим\n([\s\S]*?)\n## /u.exec(README)?.[1] ?? "";
+    expect(section).toContain("снимите флажок «Безопасный режим»");
+    expect(section).toContain("EXTENSION_SAFE_MODE");
+    expect(section).toContain("УстановитьОтключениеБезопасногоРежима");
+    expect(section).toMatch(/its\.1c\.ru/u);
+    expect(README).not.toMatch(/«Безопасный режим» можно оставить включённым/u);
+    expect(README).not.toMatch(/лучше\) держать в \*\*безопасном режиме\*\*/u);
+  });
+});
+
+describe("setup: automatic discounts on", () => {
+  it("the order's discounts are marked calculated, automatic discounts zeroed, the difference a manual discount", () => {
+    const create = method(orders, "СоздатьЗаказКлиента").body;
+    const marked = create.find(
+      (item) => item.type === "stmt" && compact(item.tokens) === "Заказ.СкидкиРассчитаны=Истина",
+    );
+    expect(marked, "Заказ.СкидкиРассчитаны = Истина in СоздатьЗаказКлиента").toBeDefined();
+    const prices = method(orders, "ПрименитьЦеныСайта").body;
+    for (const column of ["СуммаАвтоматическойСкидки", "ПроцентАвтоматическойСкидки", "СуммаРучнойСкидки"]) {
+      expect(assignIndex(prices, column), column).toBeGreaterThan(-1);
+    }
+  });
+
+  it("each line and the total are compared with the site's, naming the line", () => {
+    const compare = method(orders, "СверитьСуммыССайтом");
+    const text = compact(statements(compare.body).flat());
+    expect(text).toContain("СтрокаТоваров.СуммаСНДС<>Позиция.Сумма");
+    expect(text).toContain("Позиция.Описание");
+    expect(firstStringArguments(statements(compare.body).flat(), "ВызватьОтказ")).toEqual([
+      "ORDER_NOT_VALID",
+      "ORDER_NOT_VALID",
+    ]);
+  });
+});
+
+describe("setup: an agreement configured (or the partner's default one)", () => {
+  it("the terms are filled by the order's own procedure after the agreement is set, and the site's prices after that", () => {
+    const create = method(orders, "СоздатьЗаказКлиента").body;
+    const agreement = assignIndex(create, "Соглашение");
+    const terms = callIndex(create, "ЗаполнитьУсловияПродажПоСоглашению");
+    const sitePrices = callIndex(create, "ПрименитьЦеныСайта");
+    expect(agreement).toBeGreaterThan(-1);
+    expect(terms).toBeGreaterThan(agreement);
+    expect(sitePrices).toBeGreaterThan(terms);
+    // The site's price is set only there: nothing assigns a line's price before the terms are filled.
+    const priceSetters = orders.methods.filter((candidate) => assignIndex(candidate.body, "Цена") > -1);
+    expect(priceSetters.map((candidate) => candidate.name)).toEqual(["ПрименитьЦеныСайта"]);
+  });
+});
+
+describe("setup: services and delivery, order statuses", () => {
+  it("no supply variant is hard-coded: it comes from the settings per line kind (services, goods by status)", () => {
+    const hardCoded = orders.tokens.filter(
+      (token, index) =>
+        token.text === "ВариантыОбеспечения" &&
+        orders.tokens[index + 1]?.text === "." &&
+        orders.tokens[index + 2]?.kind === "word",
+    );
+    expect(hardCoded.map((token) => `line ${token.line}`)).toEqual([]);
+    const prices = method(orders, "ПрименитьЦеныСайта").body;
+    const variant = prices[assignIndex(prices, "ВариантОбеспечения")];
+    expect(variant?.type === "stmt" ? callsIn(variant.tokens).map((call) => call.name) : []).toEqual([
+      "ВариантОбеспеченияСтроки",
+    ]);
+    const chooser = statements(method(orders, "ВариантОбеспеченияСтроки").body).flat();
+    for (const setting of ["ВариантОбеспеченияУслуг", "ВариантОбеспеченияТоваров", "ЭтоУслуга"]) {
+      expect(chooser.some((token) => token.text === setting)).toBe(true);
+    }
+    const readers = statements(method(orders, "НастройкиИнтеграции").body).flat();
+    for (const constant of ["ИнтСайт_ВариантОбеспеченияТоваров", "ИнтСайт_ВариантОбеспеченияУслуг"]) {
+      expect(readers.some((token) => token.text === constant)).toBe(true);
+    }
+    // Delivery is a service, whatever the item's kind.
+    const create = statements(method(orders, "СоздатьЗаказКлиента").body);
+    const delivery = create.find((tokens) => tokens.some((token) => token.text === "order.delivery"));
+    expect(compact(delivery ?? [])).toContain('("order.delivery",СтоимостьДоставки,1,Истина)');
+  });
+});
+
+describe("errors: classified, none looping", () => {
+  it("503 UNAVAILABLE only for a temporary cause: our own lock wait or the platform's session category", () => {
+    const all = orders.methods.flatMap((candidate) =>
+      producers(candidate.body, "ВременноНедоступно").map((index) => ({ method: candidate, index })),
+    );
+    expect(all.map(({ method: m }) => m.name)).toEqual(["РезультатПоИсключению"]);
+    const [only] = all;
+    if (only === undefined) throw new Error("unreachable");
+    expect(enclosingConditions(only.method.body, only.index).join(" | ")).toContain('ВидИсключения="Временное"');
+    const kind = method(orders, "ВидИсключения").body;
+    const temporary = kind.flatMap((item, index) =>
+      item.type === "stmt" && item.tokens[0]?.keyword === "RETURN" && item.tokens[1]?.text === "Временное"
+        ? [enclosingConditions(kind, index).join(" | ")]
+        : [],
+    );
+    expect(temporary.length).toBeGreaterThan(0);
+    for (const condition of temporary) expect(condition).toMatch(/ОжиданиеБлокировки|КатегорияОшибки\.ОшибкаСеанса/u);
+  });
+
+  it("an unknown error is 500 PROCESSING_ERROR with a FAILED record; the service's outer catch answers the same", () => {
+    const result = method(orders, "РезультатПоИсключению").body;
+    expect(producers(result, "ОшибкаОбработки")).toHaveLength(1);
+    expect(firstStringArguments(statements(result).flat(), "РезультатСОшибкой", 1)).toContain("PROCESSING_ERROR");
+    const run = statements(method(orders, "ОбработатьСобытие").body)
+      .map((tokens) => compact(tokens))
+      .join("\n");
+    expect(run).toContain("ЗаписатьНеудачу(ПараметрыСобытия,Результат,СтатусОшибка(),");
+    const answers = moduleAt(ANSWERS);
+    const problem = statements(method(answers, "ОтветОшибкаОбработки").body).flat();
+    const strings = problem.filter((token) => token.kind === "string").map((token) => token.text);
+    for (const key of ["type", "title", "status", "detail", "code", "error", "application/problem+json; charset=utf-8"])
+      expect(strings).toContain(key);
+    const service = moduleAt(SERVICE);
+    const outer = callsIn(statements(method(service, "ОтветНаНепредвиденнуюОшибку").body).flat());
+    expect(outer.map((call) => call.name)).toContain("ОтветОшибкаОбработки");
+    // 503 appears only in the answers for maintenance and for a temporary cause.
+    const with503 = answers.methods.filter((candidate) =>
+      statements(candidate.body).some((tokens) => tokens.some((token) => token.text === "503")),
+    );
+    expect(with503.map((candidate) => candidate.name).sort()).toEqual([
+      "ОтветВременноНедоступен",
+      "ОтветРежимОбслуживания",
+      "ОтветСостояниеСервиса",
+    ]);
+  });
+
+  it("every refusal code of contract 3 is produced by the module", () => {
+    const codes = new Set([
+      ...firstStringArguments(orders.tokens, "ВызватьОтказ"),
+      ...firstStringArguments(orders.tokens, "РезультатСОшибкой", 1),
+    ]);
+    const expected = [
+      "UNKNOWN_SKU",
+      "AMBIGUOUS_SKU",
+      "ORDER_NOT_VALID",
+      "CUSTOMER_NOT_CLIENT",
+      "SETTLEMENT_BY_INVOICES",
+      "ACCESS_DENIED",
+      "PERIOD_CLOSED",
+      "SETTING_MISSING",
+      "EXTENSION_SAFE_MODE",
+      "PROCESSING_ERROR",
+      "BAD_EVENT",
+    ];
+    expect(expected.filter((code) => !codes.has(code))).toEqual([]);
+    // Known causes are checked before posting, by rights, the closed period and the settlement order.
+    const create = method(orders, "СоздатьЗаказКлиента").body;
+    const post = callIndex(create, "ПровестиДокумент");
+    for (const check of ["ПроверитьПорядокРасчетов", "ПроверитьДатуЗапрета"]) {
+      expect(callIndex(create, check), check).toBeGreaterThan(-1);
+      expect(callIndex(create, check), check).toBeLessThan(post);
+    }
+    const rights = statements(method(orders, "ПроверитьПраваНаДокументы").body).flat();
+    expect(callsIn(rights).map((call) => call.name)).toContain("ПравоДоступа");
+    const closed = statements(method(orders, "ПроверитьДатуЗапрета").body).flat();
+    expect(callsIn(closed).map((call) => `${call.qualifier}.${call.name}`)).toContain(
+      "ДатыЗапретаИзменения.ИзменениеЗапрещено",
+    );
+  });
+
+  it("keys «.» and «..» are refused, as by the gateway", () => {
+    const key = statements(method(orders, "КлючИдемпотентностиКорректен").body)
+      .map((tokens) => compact(tokens))
+      .join("\n");
+    expect(key).toContain('Ключ="."ИлиКлюч=".."');
+  });
+
+  it("dates outside the years 1-3999 are BAD_EVENT, for occurred_at, order.created_at and payment.paid_at", () => {
+    const check = statements(method(orders, "ОшибкаСтруктурыСобытия").body).flat();
+    const strings = check.filter((token) => token.kind === "string").map((token) => token.text);
+    for (const field of ["occurred_at", "created_at", "paid_at"]) expect(strings).toContain(field);
+    expect(callsIn(check).map((call) => call.name)).toContain("РазборДатыISO");
+    const parse = statements(method(orders, "РазборДатыISO").body).flat();
+    expect(parse.some((token) => token.text === "3999")).toBe(true);
+    // МестнаяДатаИзISO builds a Дата only from a parsed, in-range value.
+    const local = method(orders, "МестнаяДатаИзISO").body;
+    expect(callIndex(local, "РазборДатыISO")).toBeGreaterThan(-1);
+    expect(callIndex(local, "РазборДатыISO")).toBeLessThan(callIndex(local, "МестноеВремя"));
+  });
+
+  it("the body and the time taken are written on SUCCEEDED, REJECTED and FAILED records", () => {
+    for (const writer of ["ЗаписатьОбработанноеСобытие", "ЗаписатьНеудачу"]) {
+      const body = method(orders, writer).body;
+      expect(assignIndex(body, "ТелоСобытия"), writer).toBeGreaterThan(-1);
+      expect(assignIndex(body, "ДлительностьМс"), writer).toBeGreaterThan(-1);
+    }
+  });
+});
+
+describe("setup: the customer", () => {
+  it("a partner found by e-mail or phone must be a client (the query filters Клиент)", () => {
+    const partnerQueries = orders.tokens.filter(
+      (token) => token.kind === "string" && /ИЗ\s+Справочник\.Партнеры/u.test(token.text),
+    );
+    expect(partnerQueries.length).toBeGreaterThan(0);
+    for (const query of partnerQueries) expect(query.text).toMatch(/ГДЕ[\s\S]*\.Клиент = ИСТИНА/u);
+    const find = statements(method(orders, "НайтиПокупателя").body).flat();
+    expect(firstStringArguments(find, "ВызватьОтказ")).toEqual(["CUSTOMER_NOT_CLIENT"]);
+  });
+
+  it("a new customer is created once per key: exclusive lock on ИнтСайт_КлючиПокупателей, read, create, write", () => {
+    const byKey = method(orders, "ПокупательПоКлючу").body;
+    const lockTarget = statements(byKey)
+      .flat()
+      .find((token) => token.kind === "string" && token.text === "РегистрСведений.ИнтСайт_КлючиПокупателей");
+    expect(lockTarget).toBeDefined();
+    const lock = byKey.findIndex(
+      (item) => item.type === "stmt" && compact(item.tokens) === "Блокировка.Заблокировать()",
+    );
+    const read = callIndex(byKey, "ПокупательИзРегистра");
+    const create = callIndex(byKey, "СоздатьПокупателя");
+    const write = byKey.findIndex((item) => item.type === "stmt" && compact(item.tokens) === "Запись.Записать(Истина)");
+    expect(lock).toBeGreaterThan(-1);
+    expect(read).toBeGreaterThan(lock);
+    expect(create).toBeGreaterThan(read);
+    expect(write).toBeGreaterThan(create);
+    expect(compact(statements(byKey).flat())).toContain("РежимБлокировкиДанных.Исключительный");
+  });
+});
+
+describe("the checks themselves", () => {
+  it("enclosingConditions sees only the branch that holds the statement", () => {
+    const lexed = lexBsl(
+      [
+        "Функция Ф(А)",
+        '\tЕсли А = 1 Тогда Б = 1; ИначеЕсли А = 2 Тогда Б = 2; Иначе Б = НовыйРезультат("Х"); КонецЕсли;',
+        '\tЕсли А = 3 Тогда Возврат НовыйРезультат("Y"); КонецЕсли;',
+        "КонецФункции",
+      ].join("\r\n"),
+    );
+    const [f] = moduleStructure(lexed).methods;
+    if (f === undefined) throw new Error("fixture");
+    const [x] = producers(f.body, "Х");
+    const [y] = producers(f.body, "Y");
+    expect(enclosingConditions(f.body, x ?? -1)).toEqual([]);
+    expect(enclosingConditions(f.body, y ?? -1)).toEqual(["А=3"]);
+  });
+});
