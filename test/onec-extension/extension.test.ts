@@ -369,7 +369,13 @@ describe("1c/extension: HTTP service", () => {
       "UNSUPPORTED_MEDIA_TYPE",
       "PAYLOAD_TOO_LARGE",
       "UNAVAILABLE",
-      "INTERNAL",
+      "PROCESSING_ERROR",
+      "CUSTOMER_NOT_CLIENT",
+      "SETTLEMENT_BY_INVOICES",
+      "ACCESS_DENIED",
+      "PERIOD_CLOSED",
+      "SETTING_MISSING",
+      "EXTENSION_SAFE_MODE",
       "ORDER_NOT_VALID",
       "MAINTENANCE",
       "BAD_IDEMPOTENCY_KEY",
@@ -509,13 +515,22 @@ describe("1c/extension: BSL modules", () => {
     expect(problems).toEqual([]);
   });
 
-  it("no Сообщить(), no privileged mode (forbidden in an extension's safe mode), no outbound HTTP", () => {
-    const forbidden = new Set(["сообщить", "message", "установитьпривилегированныйрежим", "setprivilegedmode"]);
+  it("no Сообщить(), privileged mode only in ПовторитьСобытие (ITS #485, the extension runs without safe mode), no outbound HTTP", () => {
+    const forbidden = new Set(["сообщить", "message"]);
+    const privileged = new Set(["установитьпривилегированныйрежим", "setprivilegedmode"]);
     const problems: string[] = [];
     for (const module of modules) {
       for (const call of callsIn(module.lexed.tokens)) {
         if (forbidden.has(call.name.toLowerCase()))
           problems.push(`${module.file.rel}:${call.line}: ${call.name}() is not allowed`);
+      }
+      for (const method of module.structure.methods) {
+        const calls = method.body.flatMap((item) => (item.type === "stmt" ? callsIn(item.tokens) : []));
+        if (!calls.some((call) => privileged.has(call.name.toLowerCase()))) continue;
+        if (module.owner !== `${EXPECTED_PREFIX}ОбработкаЗаказов` || method.name !== "ПовторитьСобытие")
+          problems.push(
+            `${module.file.rel}:${method.line}: privileged mode in ${method.name}, only ПовторитьСобытие may use it`,
+          );
       }
       module.lexed.tokens.forEach((token, index) => {
         const next = module.lexed.tokens[index + 1];
@@ -776,6 +791,14 @@ const PLATFORM_FUNCTIONS: ReadonlySet<string> = new Set([
   "местноевремя",
   "часовойпояссеанса",
   "месяц",
+  "текущаяуниверсальнаядатавмиллисекундах",
+  "безопасныйрежим",
+  "привилегированныйрежим",
+  "установитьпривилегированныйрежим",
+  "праводоступа",
+  "рольдоступна",
+  "имяпользователя",
+  "получитьфункциональнуюопцию",
 ]);
 
 /** Client-side global functions and methods of the managed form itself, callable unqualified in a form module. */
