@@ -350,6 +350,8 @@ describe("control endpoints", () => {
       knownSkus: null,
       maintenance: false,
       orderNotValid: null,
+      refusal: null,
+      processingError: null,
     });
 
     const patched = await fetch(`${emulator.url}/_emulator/faults`, {
