@@ -1,3 +1,4 @@
+import { PROCESSING_ERROR } from "./contract/codes.ts";
 import type { EventLookup, OnecOutcome } from "./outcome.ts";
 
 /**
@@ -10,9 +11,6 @@ const FINAL_REFUSALS: Readonly<Record<number, string>> = {
   415: "UNSUPPORTED_MEDIA_TYPE",
   422: "REJECTED",
 };
-
-/** The code of 1C's answer for an error it could not classify (contract 3). */
-export const PROCESSING_ERROR = "PROCESSING_ERROR";
 
 export function classifyResponse(httpStatus: number, bodyText: string, retryAfter: string | undefined): OnecOutcome {
   if (httpStatus === 200 || httpStatus === 201) {

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadContract } from "../../src/onec/contract/cases.ts";
+import { PROCESSING_ERROR, REFUSAL_CODES } from "../../src/onec/contract/codes.ts";
 import {
   callsIn,
   checkBlocks,
@@ -364,21 +365,14 @@ describe("1c/extension: HTTP service", () => {
       "MISSING_IDEMPOTENCY_KEY",
       "BAD_EVENT",
       "EVENT_ID_REUSED",
-      "UNKNOWN_SKU",
       "NOT_FOUND",
       "UNSUPPORTED_MEDIA_TYPE",
       "PAYLOAD_TOO_LARGE",
       "UNAVAILABLE",
-      "PROCESSING_ERROR",
-      "CUSTOMER_NOT_CLIENT",
-      "SETTLEMENT_BY_INVOICES",
-      "ACCESS_DENIED",
-      "PERIOD_CLOSED",
-      "SETTING_MISSING",
-      "EXTENSION_SAFE_MODE",
-      "ORDER_NOT_VALID",
       "MAINTENANCE",
       "BAD_IDEMPOTENCY_KEY",
+      PROCESSING_ERROR,
+      ...REFUSAL_CODES,
     ];
     const headers = ["Content-Type", "X-Correlation-ID", "Idempotency-Key", "Retry-After", "X-Contract-Version"];
     const statuses = ["200", "201", "400", "404", "409", "413", "415", "422", "500", "503"];
