@@ -270,10 +270,14 @@ describe("forms: the list form of the register ИнтСайт_ПринятыеС
     const fields = registerFields(object);
     expect(fields.get("ТелоСобытия")?.unlimited).toBe(true);
     expect(listFieldProblems(form(), "Список", fields)).toEqual([]);
-    // ОткрытьЗаказ reads ИдентификаторЗаказа from the current row, which holds only the columns and the
-    // fields the list always reads.
+    // The module reads these from the current row, which holds only the visible columns (a user may hide one
+    // through «Изменить форму») and the fields the list always reads: each must be always read.
     const main = childrenNamed(child(form(), "Attributes") ?? form(), "Attribute")[0];
-    expect(path(main, "UseAlways", "Field")?.text).toBe("Список.ИдентификаторЗаказа");
+    const always = childrenNamed(child(main ?? form(), "UseAlways") ?? form(), "Field").map((field) => field.text);
+    const module = files.find((file) => file.rel === `${LIST_FORM}/Ext/Form/Module.bsl`)?.text ?? "";
+    const read = [...new Set([...module.matchAll(/ТекущиеДанные\.([\p{L}\p{N}_]+)/gu)].map((m) => `Список.${m[1]}`))];
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.filter((field) => !always.includes(field))).toEqual([]);
   });
 
   it("fails on a column the query does not select, a field the register lacks and a query reading the body", () => {

@@ -7,9 +7,8 @@
  * 503 `MAINTENANCE` with `Retry-After`, 422 `ORDER_NOT_VALID`, 400 `BAD_IDEMPOTENCY_KEY`.
  *
  * 3: an error 1C cannot classify is 500 `PROCESSING_ERROR` (an RFC 9457 problem that also carries
- * `error`), not 503; 503 only for maintenance and 1C's own lock conflicts; a 422 code per known cause
- * (`CUSTOMER_NOT_CLIENT`, `SETTLEMENT_BY_INVOICES`, `ACCESS_DENIED`, `PERIOD_CLOSED`, `SETTING_MISSING`,
- * `EXTENSION_SAFE_MODE`); keys `.` and `..` and dates outside the years 1-3999 refused with 400;
+ * `error`), not 503; 503 only for maintenance and lock conflicts; a 422 code per known cause
+ * (codes.ts); keys `.` and `..` and dates outside the years 1-3999 refused with 400;
  * `GET /v1/health` lists misconfigurations in `problems`.
  */
 export const CONTRACT_VERSION = "3";
