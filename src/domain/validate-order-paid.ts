@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { ProblemFieldError } from "../errors/problem.ts";
+import { packageFile } from "../util/package-files.ts";
 import type { OrderPaidEvent } from "./order-paid.ts";
 
-const schemaUrl = new URL("../../schemas/order-paid.schema.json", import.meta.url);
+const schemaUrl = packageFile("schemas/order-paid.schema.json");
 export const orderPaidSchema: Record<string, unknown> = JSON.parse(readFileSync(schemaUrl, "utf8"));
 
 // ajv-formats is CommonJS; under ESM its function arrives as the namespace's `default`.

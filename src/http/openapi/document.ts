@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { FastifyDynamicSwaggerOptions } from "@fastify/swagger";
+import { packageFile } from "../../util/package-files.ts";
 import { componentSchemas } from "../schemas/components.ts";
 import { HEADERS } from "../schemas/responses.ts";
 import { OPENAPI_VERSION } from "./json.ts";
@@ -10,7 +11,7 @@ import { OPENAPI_VERSION } from "./json.ts";
  * request bodies and answers all come from the routes' own schemas.
  */
 export function openApiOptions(): FastifyDynamicSwaggerOptions {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  const pkg = JSON.parse(readFileSync(packageFile("package.json"), "utf8")) as {
     version?: unknown;
   };
   return {

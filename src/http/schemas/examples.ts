@@ -11,6 +11,7 @@ import {
 import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
 import { EventStatus } from "../../register/event-status.ts";
 import type { AttemptRecord, EventRecord } from "../../register/port.ts";
+import { packageFile } from "../../util/package-files.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";
 import { asJsonObject, parseJson } from "../openapi/json.ts";
 import type { JsonObject, JsonValue, RetryExample } from "../openapi/types.ts";
@@ -275,7 +276,7 @@ export function problemExample(
 
 /** schemas/examples/order-paid.json, the event every example is about. */
 export const ORDER_PAID_EXAMPLE = asJsonObject(
-  JSON.parse(readFileSync(new URL("../../../schemas/examples/order-paid.json", import.meta.url), "utf8")),
+  JSON.parse(readFileSync(packageFile("schemas/examples/order-paid.json"), "utf8")),
   "order-paid example",
 );
 

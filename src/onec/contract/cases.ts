@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { packageFile } from "../../util/package-files.ts";
 import { setPath } from "./json-path.ts";
 
 /**
@@ -7,8 +8,8 @@ import { setPath } from "./json-path.ts";
  * talks to a server or fills in templates.
  */
 
-/** Where the shipped contract lives, from src/onec/contract/ up to the repo root. */
-export const CONTRACT_DIR = new URL("../../../1c/contract/", import.meta.url);
+/** Where the shipped contract lives: 1c/contract/ in the package. */
+export const CONTRACT_DIR = packageFile("1c/contract/");
 export const CASES_FILE = "cases.json";
 
 /** A request body, already built from the file: JSON still holding `{{…}}` templates, or raw text. */

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import postgres from "postgres";
+import { codeFile } from "../../util/package-files.ts";
 import { storage } from "./storage-errors.ts";
 
 /** The numbered plain-SQL files of migrations/, in order: `0001_register.sql`, … */
@@ -9,7 +10,7 @@ export interface Migration {
   sql: string;
 }
 
-const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
+const MIGRATIONS_DIR = codeFile("register/postgres/migrations/");
 
 /** Any fixed number: every gateway on one database must take the same lock. */
 const MIGRATION_LOCK_KEY = 4_107_342_001;
