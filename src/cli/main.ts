@@ -1,7 +1,8 @@
+#!/usr/bin/env node
 import { setTimeout as sleep } from "node:timers/promises";
 import { runCli } from "./cli.ts";
 
-/** Entry of the `gateway` command line (see gateway.js): all process I/O lives here. */
+/** Entry of the `gateway` command line (the bin: dist/cli/main.js, built): all process I/O lives here. */
 
 // `gateway list … | head` closes the pipe early: that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { startNodeFlags } from "../support/start-script.ts";
+import { START_ENTRY, startNodeFlags } from "../support/start-script.ts";
 import { type Measured, printTable, RSS_GOAL, tableGoals, verdict } from "./accept-report.ts";
 import { cpuProfileArgs, measuredLoad, summarizeProfiles } from "./cpu-profile.ts";
 import { type DrainGoal, type DrainOutcome, runDrain } from "./drain.ts";
@@ -379,7 +379,7 @@ function gatewaySpec(
 ): ServerSpec {
   return {
     name,
-    script: "src/main.ts",
+    script: START_ENTRY,
     nodeArgs: [...startNodeFlags(), ...cpuProfileArgs(profileDir, name)],
     env: {
       PORT: "0",

@@ -20,7 +20,7 @@ export interface Server {
 
 export interface ScriptSpec {
   readonly name: string;
-  /** Script path relative to the repository root, run with `node --import tsx`. */
+  /** Script path relative to the repository root: a .ts runs with `node --import tsx`, a .js (dist/) with node alone. */
   readonly script: string;
   readonly env: Readonly<Record<string, string>>;
   /** Node options before the script, e.g. --cpu-prof. */
@@ -103,7 +103,8 @@ export async function startScript(spec: ScriptSpec, logDir: string): Promise<Rea
 function spawnScript(spec: ScriptSpec, outFile: string, errFile: string, ipc = false): ChildProcess {
   const out = openSync(outFile, "w");
   const err = outFile === errFile ? out : openSync(errFile, "w");
-  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), "--import", "tsx", spec.script], {
+  const loader = spec.script.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...loader, spec.script], {
     cwd: ROOT,
     env: { ...process.env, ...spec.env },
     stdio: ipc ? ["ignore", out, err, "ipc"] : ["ignore", out, err],

@@ -5,6 +5,7 @@ import { EventStatus } from "../../src/register/event-status.ts";
 import type { EventRecord } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
+import { gatewayBin } from "../support/start-script.ts";
 import { tempDir } from "../support/temp.ts";
 
 export const repoRoot = new URL("../../", import.meta.url).pathname;
@@ -22,9 +23,9 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
   return { ...Object.fromEntries(base), ...extra };
 }
 
-/** `node src/cli/gateway.js …` from the repo root, as an operator would run it. */
+/** `node dist/cli/main.js …` (the bin, built) from the repo root, as an operator would run it. */
 export function gateway(args: string[], env: Record<string, string>): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ["src/cli/gateway.js", ...args], {
+  return spawnSync(process.execPath, [gatewayBin(), ...args], {
     cwd: repoRoot,
     env: cliEnv(env),
     encoding: "utf8",

@@ -16,6 +16,7 @@ import { startTestGateway } from "../support/gateway.ts";
 import { type HttpAnswer, postEvent } from "../support/http.ts";
 import { ordersFor, ordersOf } from "../support/orders.ts";
 import { postgresForTests } from "../support/postgres.ts";
+import { gatewayBin } from "../support/start-script.ts";
 import { tempDir } from "../support/temp.ts";
 import { cliEnv, gateway, repoRoot } from "./cli-support.ts";
 
@@ -210,7 +211,7 @@ async function sourceContents() {
 /** `gateway export | gateway import`, two real processes joined by a pipe. */
 async function exportPipedIntoImport(fromEnv: Record<string, string>, toEnv: Record<string, string>) {
   const run = (args: string[], env: Record<string, string>) =>
-    spawn(process.execPath, ["src/cli/gateway.js", ...args], { cwd: repoRoot, env: cliEnv(env) });
+    spawn(process.execPath, [gatewayBin(), ...args], { cwd: repoRoot, env: cliEnv(env) });
   const exporter = run(["export"], fromEnv);
   const importer = run(["import"], toEnv);
   exporter.stdout.pipe(importer.stdin);

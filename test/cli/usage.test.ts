@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { gatewayBin } from "../support/start-script.ts";
 import { gateway, repoRoot } from "./cli-support.ts";
 
 describe("gateway usage", { timeout: 60_000 }, () => {
@@ -32,8 +33,8 @@ describe("gateway usage", { timeout: 60_000 }, () => {
 
   it("ships an executable bin with a node shebang", () => {
     const manifest = JSON.parse(readFileSync(`${repoRoot}package.json`, "utf8")) as { bin?: Record<string, string> };
-    expect(manifest.bin).toEqual({ gateway: "src/cli/gateway.js" });
-    const bin = `${repoRoot}src/cli/gateway.js`;
+    expect(manifest.bin).toEqual({ gateway: "dist/cli/main.js" });
+    const bin = `${repoRoot}${gatewayBin()}`;
     expect(statSync(bin).mode & 0o111).not.toBe(0);
     expect(readFileSync(bin, "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
   });

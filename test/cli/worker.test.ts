@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { OnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { EventStatus } from "../../src/register/event-status.ts";
+import { gatewayBin } from "../support/start-script.ts";
 import { cliEnv, repoRoot, TestDatabase } from "./cli-support.ts";
 
 describe("gateway worker", { timeout: 60_000 }, () => {
@@ -28,7 +29,7 @@ describe("gateway worker", { timeout: 60_000 }, () => {
       });
     });
 
-    const worker = spawn(process.execPath, ["src/cli/gateway.js", "worker"], {
+    const worker = spawn(process.execPath, [gatewayBin(), "worker"], {
       cwd: repoRoot,
       env: cliEnv({ ...db.env, ONEC_URL: onec.url, DELIVERY_POLL_MS: "50", LOG_LEVEL: "info" }),
       stdio: ["ignore", "pipe", "pipe"],
@@ -69,7 +70,7 @@ describe("gateway worker", { timeout: 60_000 }, () => {
       });
     });
     const workers = [0, 1].map(() =>
-      spawn(process.execPath, ["src/cli/gateway.js", "worker"], {
+      spawn(process.execPath, [gatewayBin(), "worker"], {
         cwd: repoRoot,
         env: cliEnv({ ...db.env, ONEC_URL: onec.url, DELIVERY_POLL_MS: "20", LOG_LEVEL: "warn" }),
         stdio: "ignore",

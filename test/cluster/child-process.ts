@@ -1,20 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { startArgs } from "../support/start-script.ts";
+import { gatewayBin, startArgs } from "../support/start-script.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
-
-/**
- * The file `npx gateway` runs: the package's own "bin" (from the repo root,
- * `npx --no -- gateway --help` prints this CLI's usage). It is started with
- * node directly: under npx the worker would be a grandchild, out of reach of
- * the SIGKILL a crash test sends.
- */
-const gatewayBin = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { bin: { gateway: string } })
-  .bin.gateway;
 
 /** A process of the cluster, known from the moment it is spawned, so that nothing still starting can be left behind. */
 export interface Launched<T> {
@@ -34,9 +23,15 @@ export function launchGateway(env: Record<string, string>, timeoutMs: number): L
   );
 }
 
-/** `npx gateway worker`. Ready with the lease owner it claims under, from its "worker started" line. */
+/**
+ * `npx gateway worker`: the file it runs is the package's own "bin", the built
+ * CLI (from the repo root, `npx --no -- gateway --help` prints its usage). It is
+ * started with node directly: under npx the worker would be a grandchild, out of
+ * reach of the SIGKILL a crash test sends. Ready with the lease owner it claims
+ * under, from its "worker started" line.
+ */
 export function launchWorker(env: Record<string, string>, timeoutMs: number): Launched<string> {
-  return launch([gatewayBin, "worker"], env, timeoutMs, (log) =>
+  return launch([gatewayBin(), "worker"], env, timeoutMs, (log) =>
     typeof log.msg === "string" && log.msg.startsWith("worker started") && typeof log.owner === "string"
       ? log.owner
       : undefined,

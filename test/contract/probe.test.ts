@@ -7,6 +7,7 @@ import { once } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { cliEnv, repoRoot } from "../cli/cli-support.ts";
+import { gatewayBin } from "../support/start-script.ts";
 import { EXAMPLE_SKUS, startBrokenOnec, startOnecOfVersion } from "./support.ts";
 
 interface Run {
@@ -16,7 +17,7 @@ interface Run {
 }
 
 async function probe(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, ["src/cli/gateway.js", "probe", ...args], {
+  const child = spawn(process.execPath, [gatewayBin(), "probe", ...args], {
     cwd: repoRoot,
     env: cliEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

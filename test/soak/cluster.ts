@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { RegisterLocation } from "../../src/config/database-url.ts";
 import type { ServerSpec } from "../bench/processes.ts";
-import { startNodeFlags } from "../support/start-script.ts";
+import { START_ENTRY, startNodeFlags } from "../support/start-script.ts";
 import { freePorts, Supervised } from "./processes.ts";
 
 /** The one sender the shop is, with a bearer token as in production (not ALLOW_ANONYMOUS). */
@@ -71,7 +71,7 @@ function emulatorSpec(name: string, port: number, journal: string): ServerSpec {
 }
 
 function gatewaySpec(name: string, env: Record<string, string>): ServerSpec {
-  return { name, script: "src/main.ts", nodeArgs: startNodeFlags(), env, listeningUrl: fastifyListeningUrl };
+  return { name, script: START_ENTRY, nodeArgs: startNodeFlags(), env, listeningUrl: fastifyListeningUrl };
 }
 
 /** Fastify's pino line: {"msg":"Server listening at http://127.0.0.1:PORT", ...}. */

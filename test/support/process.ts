@@ -18,7 +18,7 @@ export interface GatewayProcess {
 }
 
 /**
- * The production entry (`src/main.ts`) as a real child process on 127.0.0.1,
+ * The production server (`npm start`'s command line: dist/main.js) as a real child process on 127.0.0.1,
  * ready once it logs the address it listens on.
  */
 export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {

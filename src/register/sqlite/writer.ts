@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { codeModule, RUNNING_FROM_SOURCE } from "../../util/package-files.ts";
 import { StorageUnavailableError } from "../port.ts";
 import { batchTransaction, type CommitBatch, type JobResult, WriteBatcher } from "./write-batcher.ts";
 import {
@@ -146,16 +147,19 @@ class WriterThread {
 }
 
 /**
- * The gateway runs from TypeScript source through tsx, and Node 20 gives a
- * worker none of the parent's --import hooks: the thread registers tsx
- * itself, then loads its module. tsx's require hook, not its ESM loader:
- * the loader would start a module-hooks thread of its own (one more V8
- * isolate, ~20 MB of RSS) for a handful of modules that need nothing of ESM.
+ * The thread's module, as the gateway runs (RUNNING_FROM_SOURCE decides):
+ * - built (dist/, production): a Worker on writer-thread.js, plain node;
+ * - from the sources (tests, demo): Node 20 gives a worker none of the
+ *   parent's --import hooks, so the thread registers tsx (a devDependency)
+ *   itself, then loads writer-thread.ts. tsx's require hook, not its ESM
+ *   loader: the loader would start a module-hooks thread of its own (one more
+ *   V8 isolate, ~20 MB of RSS) for a handful of modules that need nothing of ESM.
  */
 function spawnWriterThread(data: WriterThreadData): Worker {
+  const entry = codeModule("register/sqlite/writer-thread");
+  if (!RUNNING_FROM_SOURCE) return new Worker(entry, { workerData: data });
   const tsx = createRequire(import.meta.url).resolve("tsx/cjs/api");
-  const entry = fileURLToPath(new URL("./writer-thread.ts", import.meta.url));
-  const bootstrap = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`;
+  const bootstrap = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(entry))});`;
   return new Worker(bootstrap, { eval: true, workerData: data });
 }
 

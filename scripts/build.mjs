@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// `npm run build`: src/ → dist/, for production (`node dist/main.js`, the `gateway` bin).
+// 1. dist/ is removed, so nothing of a deleted source survives in it;
+// 2. tsc (tsconfig.build.json) type-checks src/ and emits one .js per .ts, its
+//    "./x.ts" imports rewritten to "./x.js" (rewriteRelativeImportExtensions);
+// 3. the files among the code that are not TypeScript (migrations, console assets, …)
+//    are copied to the same paths under dist/: src/util/package-files.ts reads them
+//    from the tree the code runs from, so dist/ needs no src/ beside it;
+// 4. the bin is made executable, as npm would on install.
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const src = join(root, "src");
+const dist = join(root, "dist");
+
+rmSync(dist, { recursive: true, force: true });
+
+const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+  cwd: root,
+  stdio: "inherit",
+});
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+let copied = 0;
+for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || entry.name.endsWith(".ts")) continue;
+  const from = join(entry.parentPath ?? entry.path, entry.name);
+  cpSync(from, join(dist, relative(src, from)));
+  copied++;
+}
+
+chmodSync(join(dist, "cli/main.js"), 0o755);
+console.log(`dist/: built from src/ (${copied} other files copied)`);
