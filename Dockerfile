@@ -13,20 +13,16 @@
 # absolute paths other than the WORKDIR's, so the rehearsal can map them into its folder.
 
 # The official Node image, Node 24 LTS (the project's target, .nvmrc), Debian 12 "bookworm" slim:
-# the release CI runs on, so better-sqlite3 is compiled against the same glibc here and there.
+# the release CI runs on.
 # Pinned by tag. For builds that must be reproducible bit for bit, pin the digest as well:
 #   ARG NODE_IMAGE=node:24.22.3-bookworm-slim@sha256:<digest>
 # (`docker buildx imagetools inspect node:24.22.3-bookworm-slim` prints it). Both stages use the
-# same image, so the native module is built for the Node that runs it.
+# same image.
 ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 is compiled from source (no prebuilt binary is downloaded from outside the npm
-# registry): python3, make and g++ are needed here, and only here.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
-ENV npm_config_build_from_source=true
+# No compiler: better-sqlite3 13 ships its Node-API binaries inside the npm package (prebuilds/),
+# so nothing is compiled or downloaded from outside the registry, and one binary serves every Node.
 WORKDIR /app
 # The lockfile alone first, so the dependency layer is cached until it changes.
 COPY package.json package-lock.json ./

@@ -451,7 +451,7 @@ describe("transport guard: msw does not intercept OnecClient", () => {
         return HttpResponse.json({ order: mswOrder }, { status: 201 });
       }),
     );
-    msw.listen({ onUnhandledRequest: "error" });
+    msw.listen({ onUnhandledFrame: "error" });
     try {
       const outcome = await realClient(baseUrl).sendOrderPaid(delivery());
       expect(outcome).toEqual({ kind: "delivered", httpStatus: 201, order: realOrder });

@@ -28,8 +28,8 @@ describe("the Dockerfile, as written", () => {
   });
 });
 
-// The Dockerfile's steps in a clean folder (see rehearse.ts). Slow: `npm ci` compiles
-// better-sqlite3 (about a minute on two cores), then the build, the prune, and two starts.
+// The Dockerfile's steps in a clean folder (see rehearse.ts): `npm ci` from the machine's npm cache
+// (better-sqlite3 13 brings its binary, nothing is compiled), the build, the prune, and two starts.
 describe("the Dockerfile, rehearsed", () => {
   it("builds in a clean folder, runs as its USER with the register on its volume, is healthy, drains on STOPSIGNAL and loses nothing", async () => {
     if (process.getuid?.() !== 0)

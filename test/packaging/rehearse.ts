@@ -449,13 +449,28 @@ async function runStage(
 }
 
 /**
- * A RUN line's environment: the machine's PATH and npm's settings (its cache, Node's headers),
- * then the stage's ENV. npm takes the lockfile's tarballs from this machine's cache when it has
+ * A RUN line's environment: the machine's PATH, npm's settings (its cache, Node's headers) and how
+ * this machine reaches the registry (its CA bundle and proxy, as a build host's would be), then the
+ * stage's ENV. npm takes the lockfile's tarballs from this machine's cache when it has
  * them (prefer-offline: checked by their integrity, not revalidated with the registry, which
  * costs a minute here); what the cache lacks still comes from the registry.
  */
 function buildEnv(stageEnv: Record<string, string>): NodeJS.ProcessEnv {
-  const keep = ["HOME", "TMPDIR", "npm_config_nodedir", "npm_config_cache"];
+  const keep = [
+    "HOME",
+    "TMPDIR",
+    "npm_config_nodedir",
+    "npm_config_cache",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+  ];
   const env: NodeJS.ProcessEnv = {
     PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,
     npm_config_prefer_offline: "true",
