@@ -6,11 +6,17 @@
 // 3. the files among the code that are not TypeScript (migrations, console assets, …)
 //    are copied to the same paths under dist/: src/util/package-files.ts reads them
 //    from the tree the code runs from, so dist/ needs no src/ beside it;
-// 4. the bin is made executable, as npm would on install.
+// 4. dist/main.js, the server's entry, is replaced by one bundle of it and the packages it imports
+//    (esbuild; better-sqlite3 stays outside, a native module): measured on Node 24, start to /readyz
+//    is about 250 ms shorter (no module resolution and no thousand file reads at start), see
+//    README "Start-up and memory". The CLI and the writer thread stay one file per module;
+//    the writer thread is loaded by path (src/util/package-files.ts) and imports what it needs;
+// 5. the bin is made executable, as npm would on install.
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const src = join(root, "src");
@@ -31,6 +37,23 @@ for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) 
   cpSync(from, join(dist, relative(src, from)));
   copied++;
 }
+
+const entry = join(dist, "main.js");
+await build({
+  entryPoints: [entry],
+  outfile: entry,
+  allowOverwrite: true,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  external: ["better-sqlite3"],
+  // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
+  banner: {
+    js: 'import { createRequire as __gatewayRequire } from "node:module"; const require = __gatewayRequire(import.meta.url);',
+  },
+  logLevel: "warning",
+});
 
 chmodSync(join(dist, "cli/main.js"), 0o755);
 console.log(`dist/: built from src/ (${copied} other files copied)`);
