@@ -31,6 +31,7 @@ import {
 import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
 import { searchRows } from "../search-term.ts";
 import { migrations } from "./migrations.ts";
+import { openConnection } from "./open-connection.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
 import { filterParams, prepareStatements, type Statements } from "./statements.ts";
@@ -61,14 +62,7 @@ export class SqliteRegister implements EventRegister {
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-    this.#db = storage(() => new Database(file, { timeout: options.busyTimeoutMs ?? 5000 }));
-    storage(() => {
-      this.#db.pragma("journal_mode = WAL");
-      // A 2xx promises the event survives power loss: fsync every commit.
-      this.#db.pragma("synchronous = FULL");
-      this.#db.pragma("foreign_keys = ON");
-      migrate(this.#db);
-    });
+    this.#db = storage(() => openConnection(file, options.busyTimeoutMs ?? 5000, migrate));
     this.#sql = prepareStatements(this.#db);
     this.#writer = openWriter(this.#db, { file, busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     this.#reads = new ReadBatcher(this.#db, () => this.#writer.flushQueued());
@@ -245,15 +239,14 @@ function migrate(db: Database.Database): string[] {
 /** `gateway migrate` on SQLite: brings the file's schema up to date and says what it applied. */
 export function migrateSqliteFile(file: string): string[] {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-  const db = storage(() => new Database(file, { timeout: 5000 }));
-  try {
-    return storage(() => {
-      db.pragma("journal_mode = WAL");
-      return migrate(db);
-    });
-  } finally {
-    db.close();
-  }
+  let applied: string[] = [];
+  const db = storage(() =>
+    openConnection(file, 5000, (connection) => {
+      applied = migrate(connection);
+    }),
+  );
+  db.close();
+  return applied;
 }
 
 /** SQLite failures (busy past the timeout, disk full, I/O, read-only, closed) mean "cannot accept now". */

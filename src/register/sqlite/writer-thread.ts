@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { openConnection } from "./open-connection.ts";
 import { batchTransaction, type JobResult } from "./write-batcher.ts";
 import { prepareWriteStatements, runWriteJob, type WriteJob } from "./write-ops.ts";
 
@@ -34,11 +35,7 @@ export interface CloneableError {
 const port = parentPort;
 if (port === null) throw new Error("writer-thread.ts runs only as a worker thread");
 const { file, busyTimeoutMs } = workerData as WriterThreadData;
-const db = new Database(file, { timeout: busyTimeoutMs });
-db.pragma("journal_mode = WAL");
-// A 2xx promises the event survives power loss: fsync every commit.
-db.pragma("synchronous = FULL");
-db.pragma("foreign_keys = ON");
+const db = openConnection(file, busyTimeoutMs);
 const sql = prepareWriteStatements(db);
 const commit = batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job));
 
