@@ -49,8 +49,9 @@ export function admitOrderPaid(
   }
   const schema = checkOrderPaidSchema(body);
   const notation = integerNotationErrors(body, decimalNumbers);
-  if (!schema.ok || notation.length > 0) {
-    const errors = [...(schema.ok ? [] : schema.errors), ...notation];
+  const nul = nulCharacterErrors(body);
+  if (!schema.ok || notation.length > 0 || nul.length > 0) {
+    const errors = [...(schema.ok ? [] : schema.errors), ...notation, ...nul];
     return {
       ok: false,
       code: "GW_ERR_SCHEMA_VIOLATION",
@@ -94,6 +95,28 @@ function integerNotationErrors(body: unknown, decimalNumbers: readonly DecimalNu
       rule: "integer-notation",
       message: `must be written as an integer, without fraction or exponent (got ${number.text})`,
     });
+  }
+  return errors;
+}
+
+/**
+ * U+0000 in any string or member name is refused on every backend: PostgreSQL's text cannot hold
+ * it (the insert failed with a 500 the sender retried forever), 1C's strings end at it, and no
+ * field of an order needs it.
+ */
+function nulCharacterErrors(document: unknown, pointer = ""): ProblemFieldError[] {
+  const error = (at: string): ProblemFieldError => ({
+    path: at === "" ? "/" : at,
+    rule: "no-nul-character",
+    message: "must not contain the character U+0000",
+  });
+  if (typeof document === "string") return document.includes("\u0000") ? [error(pointer)] : [];
+  if (typeof document !== "object" || document === null) return [];
+  const errors: ProblemFieldError[] = [];
+  for (const [key, value] of Object.entries(document)) {
+    const at = `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    if (key.includes("\u0000")) errors.push(error(at));
+    errors.push(...nulCharacterErrors(value, at));
   }
   return errors;
 }

@@ -312,6 +312,17 @@ describe("refused before recording", () => {
     expect((await statusOf(event.event_id)).status).toBe(404);
   });
 
+  it("422 no-nul-character for U+0000 in any string or member name, nothing recorded (PostgreSQL cannot store it: a 500 retried forever before)", async () => {
+    const event = orderPaidEvent((e) => {
+      e.order.customer.name = "Anna\u0000Smith";
+    });
+    const text = JSON.stringify(event).replace('"order":{', '"order":{"x\\u0000y":1,');
+    const problem = await expectProblem(await postEvent(h.gw.url, text), 422, "schema-violation");
+    const nul = (problem.errors as Array<{ path: string; rule: string }>).filter((e) => e.rule === "no-nul-character");
+    expect(nul.map((e) => e.path).sort()).toEqual(["/order/customer/name", "/order/x\u0000y"]);
+    expect((await statusOf(event.event_id)).status).toBe(404);
+  });
+
   it("422 date-within-1c-range (issue 20: 1C refuses it the same way) for an event dated in year 4000, nothing recorded, nothing sent to 1C", async () => {
     const posts = h.onec.postCount();
     const event = orderPaidEvent((e) => {

@@ -646,6 +646,12 @@ describe.each(registerBackends())("console search and sessions on $name", (backe
       expect(found.map(keyOf)).toEqual(["shop-a/a-2", "shop-b/b-1", "shop-a/a-1"]);
     });
 
+    it("finds nothing for a term with U+0000, without asking the database (PostgreSQL refuses it: 500 before)", async () => {
+      await recordEvent({ eventId: "evt-nul", site: { id: "A-1", number: "1" } });
+      await expect(register.search("evt-nul\u0000", 10)).resolves.toEqual([]);
+      await expect(register.search("\u0000", 10)).resolves.toEqual([]);
+    });
+
     it("returns at most `limit` events, the newest", async () => {
       for (let i = 0; i < 4; i++) {
         await recordEvent({ eventId: `evt-${i}`, site: { id: `A-${i}`, number: "9000" }, now: T0 + i });
