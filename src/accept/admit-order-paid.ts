@@ -104,19 +104,27 @@ function integerNotationErrors(body: unknown, decimalNumbers: readonly DecimalNu
  * it (the insert failed with a 500 the sender retried forever), 1C's strings end at it, and no
  * field of an order needs it.
  */
-function nulCharacterErrors(document: unknown, pointer = ""): ProblemFieldError[] {
+function nulCharacterErrors(document: unknown): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
   const error = (at: string): ProblemFieldError => ({
     path: at === "" ? "/" : at,
     rule: "no-nul-character",
     message: "must not contain the character U+0000",
   });
-  if (typeof document === "string") return document.includes("\u0000") ? [error(pointer)] : [];
-  if (typeof document !== "object" || document === null) return [];
-  const errors: ProblemFieldError[] = [];
-  for (const [key, value] of Object.entries(document)) {
-    const at = `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-    if (key.includes("\u0000")) errors.push(error(at));
-    errors.push(...nulCharacterErrors(value, at));
+  // A loop, not recursion: a hostile body may nest 100 000 levels deep.
+  const pending: Array<[unknown, string]> = [[document, ""]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, pointer] = next;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) errors.push(error(pointer));
+      continue;
+    }
+    if (typeof value !== "object" || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+      if (key.includes("\u0000")) errors.push(error(at));
+      pending.push([child, at]);
+    }
   }
   return errors;
 }
