@@ -1,4 +1,5 @@
 import type { ProblemFieldError } from "../errors/problem.ts";
+import { isWithinOnecDateRange, ONEC_MAX_YEAR, ONEC_MIN_YEAR } from "../onec/contract/dates.ts";
 import { formatMinorUnits, toMinorUnits } from "./money.ts";
 import type { OrderPaidEvent } from "./order-paid.ts";
 
@@ -56,7 +57,7 @@ export function checkBusinessRules(event: OrderPaidEvent): ProblemFieldError[] {
     ["/order/created_at", order.created_at],
     ["/payment/paid_at", payment.paid_at],
   ] as const) {
-    if (value !== undefined && !withinOnecDateRange(value)) {
+    if (value !== undefined && !isWithinOnecDateRange(value)) {
       violations.push({
         path,
         rule: "date-within-1c-range",
@@ -66,14 +67,4 @@ export function checkBusinessRules(event: OrderPaidEvent): ProblemFieldError[] {
   }
 
   return violations;
-}
-
-/** The years 1C's Date type holds (0001-01-01 to 3999-12-31); its extension refuses others the same way. */
-export const ONEC_MIN_YEAR = 1;
-export const ONEC_MAX_YEAR = 3999;
-
-/** The year as written, as 1C reads it: a date-time the schema admitted starts with four digits. */
-function withinOnecDateRange(timestamp: string): boolean {
-  const year = Number(timestamp.slice(0, 4));
-  return year >= ONEC_MIN_YEAR && year <= ONEC_MAX_YEAR;
 }

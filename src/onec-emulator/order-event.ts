@@ -1,3 +1,5 @@
+import { isWithinOnecDateRange } from "../onec/contract/dates.ts";
+
 export type SkusResult = { ok: true; skus: string[] } | { ok: false; message: string };
 
 /**
@@ -20,10 +22,7 @@ export function readSkus(event: unknown): SkusResult {
   return { ok: true, skus };
 }
 
-/**
- * 1C's Date holds the years 1 to 3999; a date past them would fail the order on every attempt, so 1C
- * refuses the event as malformed (contract 3). The year is read as written, as 1C reads it.
- */
+/** 1C refuses an event dated outside the years its Date type holds as malformed (contract 3). */
 function datesOutsideOnecRange(event: Record<string, unknown>): string | undefined {
   const order = event.order as Record<string, unknown>;
   const payment = isObject(event.payment) ? event.payment : {};
@@ -33,9 +32,7 @@ function datesOutsideOnecRange(event: Record<string, unknown>): string | undefin
     ["payment.paid_at", payment.paid_at],
   ];
   for (const [path, value] of dates) {
-    if (typeof value !== "string") continue;
-    const year = /^(\d{4})-/.exec(value)?.[1];
-    if (year === undefined || Number(year) < 1 || Number(year) > 3999) {
+    if (typeof value === "string" && !isWithinOnecDateRange(value)) {
       return `${path} must be an ISO 8601 date-time with a year from 0001 to 3999, got ${JSON.stringify(value)}`;
     }
   }
