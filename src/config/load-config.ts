@@ -1,7 +1,21 @@
 import { isIP } from "node:net";
 import { type RegisterLocation, registerLocation } from "./database-url.ts";
-import { configuredOperators, OperatorConfigError, type OperatorEntry } from "./operators.ts";
-import { checkUnique, parseSenderTokens, readSendersFile, SenderConfigError, type SenderEntry } from "./senders.ts";
+import {
+  type MetricsExposure,
+  MetricsExposureError,
+  type MetricsSettings,
+  metricsExposure,
+} from "./metrics-exposure.ts";
+import { configuredOperators, OperatorConfigError, type OperatorEntry, principalOf } from "./operators.ts";
+import { SecretFileError, withSecretFiles } from "./secret-files.ts";
+import {
+  checkUnique,
+  parseSenderTokens,
+  readSendersFile,
+  SenderConfigError,
+  type SenderEntry,
+  senderOfToken,
+} from "./senders.ts";
 import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
 /**
@@ -58,6 +72,10 @@ export interface GatewayConfig {
   /** Who may send events; empty means anonymous traffic, allowed only with allowAnonymous. */
   readonly senders: readonly SenderEntry[];
   readonly allowAnonymous: boolean;
+  /** Bearer token Prometheus sends for GET /metrics (METRICS_TOKEN); see metricsExposure. */
+  readonly metricsToken: string | undefined;
+  /** Where and to whom /metrics is served: METRICS_PORT, METRICS_HOST, METRICS_TOKEN, HOST, TRUST_PROXY. */
+  readonly metrics: MetricsExposure;
   /** Requests per sender per window on the order routes; 0 turns the limit off. */
   readonly rateLimitMax: number;
   readonly rateLimitWindowMs: number;
@@ -94,7 +112,8 @@ export interface ConfigDefaults {
   host?: string;
 }
 
-export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConfig {
+export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayConfig {
+  const env = secretsRead(given);
   const onecUrl = text(env, "ONEC_URL") ?? defaults.onecUrl;
   if (onecUrl === undefined) {
     throw new ConfigError(
@@ -104,14 +123,18 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
   const onecMaxConcurrency = integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256);
   const senderEntries = senders(env);
   const admin = adminToken(text(env, "ADMIN_TOKEN"));
+  const operatorEntries = operators(text(env, "OPERATORS_FILE"), admin, senderEntries);
+  const metricsTokenValue = metricsToken(text(env, "METRICS_TOKEN"), senderEntries, operatorEntries);
+  const host = text(env, "HOST") ?? defaults.host ?? "0.0.0.0";
+  const trustProxy = trustedProxies(text(env, "TRUST_PROXY"));
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
-    host: text(env, "HOST") ?? defaults.host ?? "0.0.0.0",
+    host,
     database: configValue(() => registerLocation(text(env, "DATABASE_URL") ?? "data/gateway.db")),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", onecMaxConcurrency + 10, 1, 1000),
     databaseClock: oneOf(env, "DATABASE_CLOCK", ["database", "node"] as const, "database"),
     onecUrl: checkedOnecUrl(onecUrl),
-    onecUser: text(env, "ONEC_USER"),
+    onecUser: onecUser(text(env, "ONEC_USER")),
     onecPassword: env.ONEC_PASSWORD,
     onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
     syncWaitMs: integer(env, "SYNC_WAIT_MS", 2000, 0, 60_000),
@@ -131,9 +154,17 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     breakerMaxCooldownMs: integer(env, "BREAKER_MAX_COOLDOWN_MS", 3000, 10, 3_600_000),
     deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
     adminToken: admin,
-    operators: operators(text(env, "OPERATORS_FILE"), admin, senderEntries),
+    operators: operatorEntries,
     senders: senderEntries,
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
+    metricsToken: metricsTokenValue,
+    metrics: metricsServed({
+      host,
+      trustProxy,
+      token: metricsTokenValue,
+      port: optionalInteger(env, "METRICS_PORT", 0, 65535),
+      metricsHost: text(env, "METRICS_HOST"),
+    }),
     rateLimitMax: integer(env, "RATE_LIMIT_MAX", 600, 0, 1_000_000),
     rateLimitWindowMs: integer(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000, 3_600_000),
     // A purged row is forgotten: a resend of its event_id becomes a new event, and only 1C's own
@@ -143,8 +174,26 @@ export function loadConfig(env: Env, defaults: ConfigDefaults = {}): GatewayConf
     retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 3650) * 3_600_000,
     purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     shutdownDelayMs: integer(env, "SHUTDOWN_DELAY_MS", 0, 0, 120_000),
-    trustProxy: trustedProxies(text(env, "TRUST_PROXY")),
+    trustProxy,
   });
+}
+
+function metricsServed(settings: MetricsSettings): MetricsExposure {
+  try {
+    return metricsExposure(settings);
+  } catch (error) {
+    if (error instanceof MetricsExposureError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function secretsRead(env: Env): Env {
+  try {
+    return withSecretFiles(env);
+  } catch (error) {
+    if (error instanceof SecretFileError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function senders(env: Env): readonly SenderEntry[] {
@@ -204,6 +253,35 @@ function adminToken(token: string | undefined): string | undefined {
   return token;
 }
 
+/**
+ * Prometheus's own credential: never a sender's or a person's token, which
+ * would let whoever reads the scrape config send events or replay them.
+ */
+function metricsToken(
+  token: string | undefined,
+  senders: readonly SenderEntry[],
+  operators: readonly OperatorEntry[],
+): string | undefined {
+  if (token === undefined) return undefined;
+  if (token.length < 16) {
+    throw new ConfigError("METRICS_TOKEN must be at least 16 characters (or unset)");
+  }
+  const sender = senderOfToken(token, senders);
+  if (sender !== undefined) {
+    throw new ConfigError(`METRICS_TOKEN is the token of sender "${sender}"; give each its own`);
+  }
+  if (principalOf(token, operators) !== undefined) {
+    throw new ConfigError("METRICS_TOKEN is an operator's token; give Prometheus its own");
+  }
+  return token;
+}
+
+/** RFC 7617 §2: Basic authentication's user-id cannot contain a colon. */
+function onecUser(user: string | undefined): string | undefined {
+  if (user?.includes(":")) throw new ConfigError('ONEC_USER must not contain ":" (HTTP Basic authentication)');
+  return user;
+}
+
 function text(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === "" ? undefined : value;
@@ -213,6 +291,11 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const raw = text(env, name);
   if (raw === undefined) return fallback;
   return configValue(() => wholeNumber(name, raw, min, max));
+}
+
+function optionalInteger(env: Env, name: string, min: number, max: number): number | undefined {
+  const raw = text(env, name);
+  return raw === undefined ? undefined : configValue(() => wholeNumber(name, raw, min, max));
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -225,6 +308,10 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 }
 
 function checkedOnecUrl(raw: string): string {
+  // Before anything echoes the value: credentials in it are a secret, and it may not even be a URL.
+  if (/^[^/?#]*\/\/[^/?#]*@|^[^/:?#]*:[^/?#]*@/.test(raw)) {
+    throw new ConfigError("ONEC_URL must not carry credentials: use ONEC_USER and ONEC_PASSWORD");
+  }
   const url = configValue(() => httpUrl("ONEC_URL", raw));
   const { username, password } = new URL(url);
   if (username !== "" || password !== "") {

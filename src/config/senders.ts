@@ -21,23 +21,32 @@ export function sha256(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
 }
 
-/** `shop-a:token1,shop-b:token2` */
+/**
+ * `shop-a:token1,shop-b:token2`. A refusal names the entry by its place, never
+ * by its text: a mistyped separator leaves the token where the id should be.
+ */
 export function parseSenderTokens(raw: string): SenderEntry[] {
-  return raw
+  const parts = raw
     .split(",")
     .map((part) => part.trim())
-    .filter((part) => part !== "")
-    .map((part) => {
-      const colon = part.indexOf(":");
-      const id = part.slice(0, colon);
-      const token = part.slice(colon + 1);
-      if (colon <= 0 || token.length < 16) {
-        throw new SenderConfigError(
-          `SENDER_TOKENS entries are "id:token" with a token of at least 16 characters; "${id || part.slice(0, 8)}…" is not`,
-        );
-      }
-      return entry(id, sha256(token));
-    });
+    .filter((part) => part !== "");
+  return parts.map((part, index) => {
+    const colon = part.indexOf(":");
+    const id = part.slice(0, colon);
+    const token = part.slice(colon + 1);
+    if (colon <= 0 || !SENDER_ID_PATTERN.test(id) || token.length < 16) {
+      throw new SenderConfigError(
+        `SENDER_TOKENS entries are "id:token", an id of 1-64 characters of A-Z a-z 0-9 . _ - and a token of at least 16 characters; entry ${index + 1} of ${parts.length} is not (not shown: it holds a token)`,
+      );
+    }
+    return entry(id, sha256(token));
+  });
+}
+
+/** The sender whose token this is, for the configuration's own checks (not constant-time: no caller is waiting). */
+export function senderOfToken(token: string, senders: readonly SenderEntry[]): string | undefined {
+  const digest = sha256(token);
+  return senders.find((sender) => sender.tokenSha256.equals(digest))?.id;
 }
 
 /** `{"senders": [{"id": "shop-a", "token_sha256": "<64 hex>"}]}` */
