@@ -33,7 +33,7 @@ import { measureSyncOverhead } from "./sync-overhead.ts";
  * `npm run bench`: the gateway next to baselines measured on the same
  * machine in the same run, each scenario with the machine to itself. The
  * ratios are the numbers to watch (the absolute figures depend on the
- * machine); a summary at the end sets each against its goal. See README.md.
+ * machine); a summary at the end sets each against its goal. See docs/performance.md.
  *
  * One table of requests/s and latency under autocannon (50 connections, a
  * new process per row, the rate limiter off), every row against the same

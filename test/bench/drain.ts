@@ -17,7 +17,7 @@ import { emulatorSpec, type Server, startScript, startServer, stopServer, tail }
  * delivered to the 1C emulator (latency 0) by the production deliverer in its
  * own process (on PostgreSQL also by two at once), next to undici alone
  * POSTing the same bodies at the same total concurrency. The ratio is the
- * gateway's cost per delivery: claim, settle and their commits. See README.md.
+ * gateway's cost per delivery: claim, settle and their commits. See docs/performance.md.
  */
 
 /** 4 is the production default of ONEC_MAX_CONCURRENCY. */

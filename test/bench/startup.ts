@@ -3,7 +3,7 @@
  * second after that, median of 5 runs each, alternating: the production start (`npm start`'s node
  * line on dist/) against the sources through tsx (what production ran before the build), on the
  * Node that runs this script. SQLite in a fresh temporary file, 1C unreachable (readiness does not
- * wait for it), logging at warn. The README's start-up figures come from here.
+ * wait for it), logging at warn. The start-up figures in docs/performance.md come from here.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

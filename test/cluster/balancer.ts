@@ -27,8 +27,8 @@ interface Upstream {
 }
 
 /**
- * A round-robin load balancer in front of the gateways, as the README's
- * "Operating it" expects one: it takes an instance out of rotation while its
+ * A round-robin load balancer in front of the gateways, as docs/operations.md's
+ * "Running several instances" expects one: it takes an instance out of rotation while its
  * /readyz is not 200 (checked every `checkEveryMs`) or when a connection to
  * it is refused, and passes a refused request to the next instance.
  */

@@ -94,7 +94,7 @@ export async function startCluster(databaseUrl: string, logDir: string): Promise
     const port = ports[slot];
     if (port === undefined) throw new Error(`no gateway slot ${slot}`);
     const gateway = track(
-      // As the README's "Running several instances" says to run them behind a balancer: not ready
+      // As docs/operations.md's "Running several instances" says to run them behind a balancer: not ready
       // for a while after SIGTERM, longer than the balancer's health-check interval, before stopping.
       launchGateway(
         {

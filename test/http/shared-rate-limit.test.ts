@@ -104,7 +104,7 @@ describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL da
     const during = await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A));
     expect(during.status).toBe(503);
     expect(Number(during.headers["retry-after"])).toBeGreaterThan(0);
-    // README, "When PostgreSQL is down": status URLs get the same 503, and /readyz says 503.
+    // docs/operations.md, "When PostgreSQL is down": status URLs get the same 503, and /readyz says 503.
     const status = await call(`${instance.url}${accepted.headers.location}`, { headers: bearer(SHOP_A) });
     expect(status.status).toBe(503);
     expect(Number(status.headers["retry-after"])).toBeGreaterThan(0);

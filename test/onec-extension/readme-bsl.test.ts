@@ -3,14 +3,14 @@ import { describe, expect, it } from "vitest";
 import { parseBsl } from "./bsl-parser/parser.ts";
 
 /**
- * The README's BSL examples (polling the gateway from 1C) are meant to be
- * pasted into a module: each ```bsl block must parse with the same parser
- * that checks the extension's modules.
+ * The BSL examples of the API reference (docs/api.md: polling the gateway
+ * from 1C) are meant to be pasted into a module: each ```bsl block must parse
+ * with the same parser that checks the extension's modules.
  */
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-const blocks = [...readme.matchAll(/```bsl\n([\s\S]*?)```/g)].map((match) => match[1] ?? "");
+const reference = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+const blocks = [...reference.matchAll(/```bsl\n([\s\S]*?)```/g)].map((match) => match[1] ?? "");
 
-describe("README: BSL examples", () => {
+describe("docs/api.md: BSL examples", () => {
   it("has the example of polling a status from 1C", () => {
     expect(blocks.some((block) => block.includes("/integration/v1/admin/events/"))).toBe(true);
   });

@@ -8,7 +8,7 @@ import { type ComposeFile, healthCommand } from "./rehearse.ts";
 
 /**
  * compose.yaml against the Compose Specification's JSON schema (the copy the dclint package
- * ships and keeps current), and against the rest of the repository: the services the README
+ * ships and keeps current), and against the rest of the repository: the services docs/operations.md
  * names, the health checks, the files it mounts, Prometheus' job and rules, Grafana's dashboard.
  */
 const repoRoot = new URL("../../", import.meta.url).pathname;
@@ -46,10 +46,10 @@ describe("compose.yaml", () => {
     expect(schemaErrors(composeText.replace(from, to))).not.toEqual([]);
   });
 
-  it("has every service the README's Deploying table names, and no other", () => {
-    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
-    const table = /^\| service \|.*\n\|[-| ]+\|\n((?:\|.*\n)+)/m.exec(readme)?.[1];
-    expect(table, "README.md has a table whose header starts with | service |").toBeDefined();
+  it("has every service the Deploying table of docs/operations.md names, and no other", () => {
+    const operations = readFileSync(join(repoRoot, "docs/operations.md"), "utf8");
+    const table = /^\| service \|.*\n\|[-| ]+\|\n((?:\|.*\n)+)/m.exec(operations)?.[1];
+    expect(table, "docs/operations.md has a table whose header starts with | service |").toBeDefined();
     const named = [...(table ?? "").matchAll(/^\| `([\w-]+)` \|/gm)].map((match) => match[1]);
     expect(named.sort()).toEqual(Object.keys(compose.services).sort());
   });

@@ -26,7 +26,7 @@ import { type Findings, verify } from "./verify.ts";
  * one register, a SQLite file or a fresh PostgreSQL database, the 1C emulator
  * with its journal, a retrying shop), then a comparison of every account of
  * every event. Exit 0 only if nothing was duplicated, lost, stuck or
- * misreported, and every resend is a byte-identical 200. See README "Soak".
+ * misreported, and every resend is a byte-identical 200. See docs/operations.md, "Soak".
  */
 
 const WORKERS = 16;
