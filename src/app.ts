@@ -5,6 +5,7 @@ import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
 import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
+import { authThrottle } from "./http/auth-throttle.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
 import { correlationIdOf } from "./http/correlation.ts";
 import { strictJsonBody } from "./http/json-body.ts";
@@ -88,6 +89,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(gracefulClose, { draining: deps.draining ?? (() => false) });
   app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
   app.register(problemAnswers);
+  app.register(authThrottle, { counter: deps.register.hitCounter });
   // Response schemas document the answers; they must not rewrite them. The
   // routes send pre-stringified JSON, which Fastify never serializes, and the
   // few objects (health, problem types) go out as JSON.stringify writes them:

@@ -141,6 +141,12 @@ export const problems = {
     title: "Too many requests from this sender",
     retryable: true,
   },
+  GW_ERR_AUTH_THROTTLED: {
+    status: 429,
+    slug: "too-many-failed-authentications",
+    title: "Too many wrong tokens from this client or with this token",
+    retryable: false,
+  },
   GW_ERR_AMBIGUOUS_EVENT: {
     status: 409,
     slug: "ambiguous-event-id",

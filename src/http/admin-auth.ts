@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type OperatorEntry, type Principal, principalOf } from "../config/operators.ts";
 import { type Action, allowed, refusal } from "../operations/authorization.ts";
 import { problemAnswer } from "./answers.ts";
+import { throttledAnswer } from "./auth-throttle.ts";
 import { sendAnswer } from "./problem-handler.ts";
 import { bearerToken } from "./sender-auth.ts";
 
@@ -15,7 +16,7 @@ declare module "fastify" {
 /**
  * Every route of `app` (an encapsulated plugin) answers only people: no
  * token 401, a token that is nobody's (a sender's included) 403, both before
- * the body is read. Each route then says what it does with `requireAction`.
+ * the body is read; wrong tokens over the auth throttle's limit 429. Each route then says what it does with `requireAction`.
  */
 export function authenticateOperators(app: FastifyInstance, operators: readonly OperatorEntry[]): void {
   app.decorateRequest("principal", undefined);
@@ -32,6 +33,8 @@ export function authenticateOperators(app: FastifyInstance, operators: readonly 
     }
     request.principal = principalOf(token, operators);
     if (request.principal === undefined) {
+      const wait = await request.server.authThrottle.failed(request, "admin", token);
+      if (wait !== undefined) return sendAnswer(reply, throttledAnswer(request, wait));
       return sendAnswer(reply, problemAnswer("GW_ERR_FORBIDDEN", request.id, { detail: "the token is not valid" }));
     }
   });

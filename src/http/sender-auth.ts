@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { type SenderEntry, sha256 } from "../config/senders.ts";
 import { DEFAULT_SENDER } from "../register/senders.ts";
 import { problemAnswer } from "./answers.ts";
+import { throttledAnswer } from "./auth-throttle.ts";
 import { sendAnswer } from "./problem-handler.ts";
 
 declare module "fastify" {
@@ -34,7 +35,9 @@ export function senderOf(token: string, senders: readonly SenderEntry[]): string
 
 /**
  * An onRequest hook: runs before the body is read, so an unauthenticated
- * request costs no parsing and records nothing. Tokens are never logged.
+ * request costs no parsing and records nothing. Tokens are never logged. A
+ * wrong token is counted by the auth throttle (a missing one guesses nothing):
+ * over its limit the answer is 429, not 401.
  */
 export function authenticateSender(senders: readonly SenderEntry[], onRefused: () => void = () => {}) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -49,6 +52,8 @@ export function authenticateSender(senders: readonly SenderEntry[], onRefused: (
       return undefined;
     }
     onRefused();
+    const wait = token === undefined ? undefined : await request.server.authThrottle.failed(request, "sender", token);
+    if (wait !== undefined) return sendAnswer(reply, throttledAnswer(request, wait));
     reply.header("www-authenticate", 'Bearer realm="order-gateway"');
     return sendAnswer(
       reply,

@@ -173,7 +173,7 @@ describe("signing in", () => {
     expect(signedOutPost.status).toBe(401);
   });
 
-  it("limits wrong tokens per address: after 10 in 5 minutes the next is 429 with Retry-After", async () => {
+  it("limits wrong tokens per address: after 10 in 5 minutes the next wrong one is 429 with Retry-After, the right one signs in", async () => {
     const own = await startTestGateway({ ONEC_URL: h.onec.url, OPERATORS_FILE, DELIVERER: "off" });
     try {
       const form = await call(`${own.url}/console/sign-in`);
@@ -181,10 +181,12 @@ describe("signing in", () => {
       const attempt = (token: string) =>
         postForm("/console/sign-in", { csrf: hiddenField(form.text, "csrf"), token }, cookie, {}, own.url);
       for (let i = 0; i < 10; i++) expect((await attempt(`wrong-token-number-${i}-0123456789`)).status).toBe(401);
-      const limited = await attempt(OPERATOR.token);
+      const limited = await attempt("wrong-token-number-10-0123456789");
       expect(limited.status).toBe(429);
       expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
       expect(cookiePair(limited, "gateway_console")).toBeUndefined();
+      // Issue 22, finding 3: the limit must not lock out the right token.
+      expect((await attempt(OPERATOR.token)).status).toBe(303);
     } finally {
       await own.close();
     }

@@ -39,8 +39,8 @@ function statusesByTrait(method: string, url: string): number[] {
     ...ANY_ROUTE,
     ...(url.includes("/:") ? [414] : []), // a path segment over 384 characters
     ...(method === "POST" ? [413, 415] : []), // body limit; not JSON, other charset, a content coding
-    ...(url.startsWith(ORDERS) ? [401, 429] : []), // sender token; rate limit per sender
-    ...(url.startsWith(ADMIN) ? [401, 403] : []), // ADMIN_TOKEN missing or wrong
+    ...(url.startsWith(ORDERS) ? [401, 429] : []), // sender token; rate limit per sender, wrong tokens throttled
+    ...(url.startsWith(ADMIN) ? [401, 403, 429] : []), // ADMIN_TOKEN missing or wrong; wrong tokens throttled
   ];
 }
 

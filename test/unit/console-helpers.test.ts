@@ -5,7 +5,6 @@ import { clearCookie, cookieValue, setCookie } from "../../src/http/console/cook
 import { parseForm } from "../../src/http/console/form-body.ts";
 import { parseListQuery } from "../../src/http/console/list-query.ts";
 import { consolePaths, safeNextPath, withQuery } from "../../src/http/console/paths.ts";
-import { SignInThrottle } from "../../src/http/console/sign-in-throttle.ts";
 import { ageText, parseUtcInput, utcInputValue, utcText } from "../../src/http/console/time-text.ts";
 
 const SPEC = { name: "console", path: "/console", maxAgeSeconds: 28_800 };
@@ -144,19 +143,6 @@ describe("console forms and queries", () => {
       expect(decodeEventKeys(damaged), damaged).toBeUndefined();
     }
     expect(decodeEventKeys(Array.from({ length: 101 }, (_, i) => `s~e${i}`).join(" "))).toBeUndefined();
-  });
-});
-
-describe("the sign-in throttle", () => {
-  it("lets an address fail 10 times in the window, then makes it wait until the window ends", () => {
-    const throttle = new SignInThrottle({ maxFailures: 10, windowMs: 300_000 });
-    for (let i = 0; i < 10; i++) {
-      expect(throttle.waitMs("10.0.0.1", 1000)).toBe(0);
-      throttle.failed("10.0.0.1", 1000 + i);
-    }
-    expect(throttle.waitMs("10.0.0.1", 2000)).toBe(299_000);
-    expect(throttle.waitMs("10.0.0.2", 2000)).toBe(0);
-    expect(throttle.waitMs("10.0.0.1", 301_000)).toBe(0);
   });
 });
 

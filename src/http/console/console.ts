@@ -14,7 +14,6 @@ import { replayRoutes } from "./routes/replay.ts";
 import { signInRoutes } from "./routes/sign-in.ts";
 import { addSecurityHeaders, checkCsrf, checkOrigin, overTls } from "./security.ts";
 import { ConsoleSessions, SESSION_COOKIE } from "./sessions.ts";
-import { SignInThrottle } from "./sign-in-throttle.ts";
 import { messagePage } from "./views/message-page.ts";
 
 export { CONSOLE_PATH } from "./paths.ts";
@@ -25,10 +24,6 @@ export interface ConsoleOptions {
   operators: readonly OperatorEntry[];
   now: () => number;
 }
-
-/** Wrong tokens one address may send in the window before it waits. */
-const SIGN_IN_FAILURES = 10;
-const SIGN_IN_WINDOW_MS = 5 * 60_000;
 
 /**
  * The support console: server-rendered pages under /console, registered with
@@ -57,11 +52,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
   );
 
   await app.register(assetRoutes);
-  await app.register(signInRoutes, {
-    sessions,
-    now: options.now,
-    throttle: new SignInThrottle({ maxFailures: SIGN_IN_FAILURES, windowMs: SIGN_IN_WINDOW_MS }),
-  });
+  await app.register(signInRoutes, { sessions });
   await app.register(async (signedIn) => {
     requireSession(signedIn, sessions);
     await signedIn.register(eventRoutes, { register: options.register, now: options.now });

@@ -1,37 +1,20 @@
+import type { FastifyRequest } from "fastify";
+import { ConsoleError } from "./console-error.ts";
+import { consolePaths } from "./paths.ts";
+
 /**
- * Failed sign-ins per client address in a fixed window. Tokens are 32+
- * random characters, so guessing is hopeless anyway; this keeps a script
- * from filling the logs and the CPU with attempts. Per process, in memory:
- * enough for that purpose, and nothing to clean up on restart.
+ * A wrong token on the sign-in form, counted by the gateway's auth throttle
+ * like a wrong token on the APIs (per address and per token, shared by every
+ * instance on PostgreSQL). Over the limit the console answers with its own
+ * page: 429 with Retry-After. The right token is never counted nor refused.
  */
-export class SignInThrottle {
-  readonly #failures = new Map<string, { count: number; resetAt: number }>();
-  readonly #max: number;
-  readonly #windowMs: number;
-
-  constructor(options: { maxFailures: number; windowMs: number }) {
-    this.#max = options.maxFailures;
-    this.#windowMs = options.windowMs;
-  }
-
-  /** Milliseconds until `client` may try again, or 0 when it may now. */
-  waitMs(client: string, now: number): number {
-    const entry = this.#failures.get(client);
-    if (entry === undefined || entry.resetAt <= now) return 0;
-    return entry.count >= this.#max ? entry.resetAt - now : 0;
-  }
-
-  failed(client: string, now: number): void {
-    this.#forgetExpired(now);
-    const entry = this.#failures.get(client);
-    if (entry === undefined || entry.resetAt <= now)
-      this.#failures.set(client, { count: 1, resetAt: now + this.#windowMs });
-    else entry.count += 1;
-  }
-
-  /** Bounded memory: entries whose window has passed say nothing any more. */
-  #forgetExpired(now: number): void {
-    if (this.#failures.size < 1000) return;
-    for (const [client, entry] of this.#failures) if (entry.resetAt <= now) this.#failures.delete(client);
-  }
+export async function countFailedSignIn(request: FastifyRequest, token: string): Promise<void> {
+  const seconds = await request.server.authThrottle.failed(request, "console", token);
+  if (seconds === undefined) return;
+  throw new ConsoleError(
+    429,
+    "Too many sign-in attempts",
+    `too many wrong tokens from your address or with this token; your own token signs in at any time, another attempt in ${seconds} s`,
+    { retryAfterSeconds: seconds, link: { href: consolePaths.signIn, text: "Sign in" } },
+  );
 }

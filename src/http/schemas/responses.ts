@@ -68,6 +68,7 @@ const PROBLEM_HEADERS: Readonly<Partial<Record<ProblemCode, readonly HeaderName[
   GW_ERR_RATE_LIMITED: ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"],
   GW_ERR_STORAGE_UNAVAILABLE: ["Retry-After"],
   GW_ERR_SHUTTING_DOWN: ["Retry-After"],
+  GW_ERR_AUTH_THROTTLED: ["Retry-After"],
 };
 
 /**
@@ -88,11 +89,19 @@ export const EVERY_ROUTE = [
 /** A route with a path parameter: a segment over the router's limit is 414. */
 export const PATH_PARAMETER = ["GW_ERR_URI_TOO_LONG"] as const satisfies readonly ProblemCode[];
 
-/** The senders' routes: bearer token per sender, rate limit per sender. */
-export const SENDER_GATE = ["GW_ERR_UNAUTHORIZED", "GW_ERR_RATE_LIMITED"] as const satisfies readonly ProblemCode[];
+/** The senders' routes: bearer token per sender, rate limit per sender, wrong tokens throttled. */
+export const SENDER_GATE = [
+  "GW_ERR_UNAUTHORIZED",
+  "GW_ERR_RATE_LIMITED",
+  "GW_ERR_AUTH_THROTTLED",
+] as const satisfies readonly ProblemCode[];
 
-/** The admin routes: no token (401), a token that is nobody's, or a role without the right (403). */
-export const ADMIN_GATE = ["GW_ERR_UNAUTHORIZED", "GW_ERR_FORBIDDEN"] as const satisfies readonly ProblemCode[];
+/** The admin routes: no token (401), a token that is nobody's, or a role without the right (403), wrong tokens throttled (429). */
+export const ADMIN_GATE = [
+  "GW_ERR_UNAUTHORIZED",
+  "GW_ERR_FORBIDDEN",
+  "GW_ERR_AUTH_THROTTLED",
+] as const satisfies readonly ProblemCode[];
 
 /** A route with a JSON body goes through the strict JSON parser and the body limit. */
 export const JSON_BODY = [

@@ -1,24 +1,21 @@
 import type { FastifyInstance } from "fastify";
-import { ConsoleError } from "../console-error.ts";
 import { clearCookie, cookieName, cookieValue, setCookie } from "../cookies.ts";
 import { formOf } from "../form-body.ts";
 import { singleValues } from "../list-query.ts";
-import { consolePaths, safeNextPath } from "../paths.ts";
+import { safeNextPath } from "../paths.ts";
 import { sendPage } from "../requests.ts";
 import { checkSignInToken, overTls } from "../security.ts";
 import { type ConsoleSessions, randomToken, SESSION_COOKIE, SIGN_IN_COOKIE } from "../sessions.ts";
-import type { SignInThrottle } from "../sign-in-throttle.ts";
+import { countFailedSignIn } from "../sign-in-throttle.ts";
 import { signInPage } from "../views/sign-in-page.ts";
 
 export interface SignInRoutesOptions {
   sessions: ConsoleSessions;
-  throttle: SignInThrottle;
-  now: () => number;
 }
 
 /** The console's only public pages: the sign-in form and its POST. */
 export async function signInRoutes(app: FastifyInstance, options: SignInRoutesOptions): Promise<void> {
-  const { sessions, throttle, now } = options;
+  const { sessions } = options;
 
   app.get("/sign-in", { schema: { hide: true } }, async (request, reply) => {
     const secure = overTls(request);
@@ -34,23 +31,11 @@ export async function signInRoutes(app: FastifyInstance, options: SignInRoutesOp
     const form = formOf(request);
     const formToken = cookieValue(request.headers.cookie, cookieName(SIGN_IN_COOKIE, secure));
     checkSignInToken(formToken, form);
-    const waitMs = throttle.waitMs(request.ip, now());
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new ConsoleError(
-        429,
-        "Too many sign-in attempts",
-        `too many wrong tokens from your address; try again in ${seconds} s`,
-        {
-          retryAfterSeconds: seconds,
-          link: { href: consolePaths.signIn, text: "Sign in" },
-        },
-      );
-    }
     const next = safeNextPath(form.get("next"));
-    const created = await sessions.signIn(form.get("token") ?? "");
+    const token = form.get("token") ?? "";
+    const created = await sessions.signIn(token);
     if (created === undefined) {
-      throttle.failed(request.ip, now());
+      await countFailedSignIn(request, token);
       const error =
         "That token is not valid. Use your own token from OPERATORS_FILE (a sender's token does not sign in).";
       return sendPage(reply, 401, signInPage({ csrfToken: formToken ?? randomToken(), next, error }));
