@@ -11,8 +11,10 @@ const CORRELATION_LABEL = "correlation_id";
 
 /**
  * One line per request instead of Fastify's two: pino is fast because it
- * writes little. That line carries the correlation id, the sender, the event
- * and the answer, so a request is found by any of them.
+ * writes little. That line carries the correlation id, the client's address
+ * (request.ip: behind TRUST_PROXY, what the proxy saw), the sender or the
+ * operator, the event and the answer, so a request is found by any of them.
+ * For an admin read or a console page it is the audit line: who, from where, what.
  *
  * The logger's redaction paths (customer data nested in objects) can never
  * match the line's fields, all of them strings and numbers, yet with a
@@ -39,7 +41,9 @@ export class RequestLog extends LogController {
       url: request.url,
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      client_ip: request.ip,
       sender: request.sender,
+      operator: request.principal?.name ?? request.consoleUser?.principal.name,
       event_id: request.logEvent?.eventId,
       event_status: request.logEvent?.eventStatus,
     };
