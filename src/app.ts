@@ -4,13 +4,14 @@ import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
-import { clientErrorWriter, expectationFailedWriter } from "./http/client-error.ts";
+import { clientErrorWriter, connectRefusalWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { authThrottle } from "./http/auth-throttle.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
 import { correlationIdOf } from "./http/correlation.ts";
 import { strictJsonBody } from "./http/json-body.ts";
 import { openApiOptions } from "./http/openapi/document.ts";
 import gracefulClose from "./http/plugins/graceful-close.ts";
+import http1Conformance from "./http/plugins/http1-conformance.ts";
 import requestContext from "./http/plugins/request-context.ts";
 import { frameworkErrorHandler, problemAnswers } from "./http/problem-handler.ts";
 import { RequestLog } from "./http/request-log.ts";
@@ -84,8 +85,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   app.server.on("checkExpectation", expectationFailedWriter(app.log));
+  app.server.on("connect", connectRefusalWriter(app.log, Math.min(deps.requestTimeoutMs, 10_000)));
   // Root-level concerns, registered in the order their onRequest hooks must run.
   app.register(requestContext, { metrics: deps.metrics });
+  // Before anything that reads or changes state: a pipelined request waits here for the ones before it.
+  app.register(http1Conformance);
   app.register(gracefulClose, { draining: deps.draining ?? (() => false) });
   app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
   app.register(problemAnswers);

@@ -165,6 +165,18 @@ export const problems = {
     title: "The gateway failed unexpectedly",
     retryable: true,
   },
+  GW_ERR_METHOD_NOT_IMPLEMENTED: {
+    status: 501,
+    slug: "method-not-implemented",
+    title: "The gateway does not implement this request method",
+    retryable: false,
+  },
+  GW_ERR_HTTP_VERSION_NOT_SUPPORTED: {
+    status: 505,
+    slug: "http-version-not-supported",
+    title: "The gateway does not support this HTTP version",
+    retryable: false,
+  },
   GW_ERR_STORAGE_UNAVAILABLE: {
     status: 503,
     slug: "storage-unavailable",

@@ -1,9 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
-import type { Socket } from "node:net";
+import { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
+
+/** What a 505 says the gateway does support (RFC 9110 §15.6.6). */
+export const SPOKEN_VERSIONS = "the gateway speaks HTTP/1.1 (and reads HTTP/1.0)";
 
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (headers too
@@ -16,15 +20,45 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const correlationId = randomUUID();
     const answer = answerFor(error.code, correlationId, limits);
-    if (socket.writable) {
-      socket.write(
-        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
-          `Content-Type: ${answer.contentType}\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n` +
-          `X-Correlation-ID: ${correlationId}\r\nConnection: close\r\n\r\n${answer.body}`,
-      );
-    }
+    if (socket.writable) socket.write(rawAnswerBytes(answer, correlationId));
     socket.destroy(error);
   };
+}
+
+/**
+ * CONNECT asks for a tunnel (RFC 9110 §9.3.6), which only a proxy gives: the
+ * gateway implements the method for no resource, so 501 (RFC 9110 §9.1),
+ * not a 405 with an Allow for a target that is no resource of ours. Node
+ * hands the socket over without parsing further; nobody listening meant a
+ * reset with no answer. The answer is written, the connection half-closed
+ * (the client reads it to the end), and whatever follows is discarded.
+ */
+export function connectRefusalWriter(log: FastifyBaseLogger, lingerMs: number) {
+  return (request: IncomingMessage, socket: Duplex): void => {
+    const correlationId = correlationIdOf(request);
+    const answer = problemAnswer("GW_ERR_METHOD_NOT_IMPLEMENTED", correlationId, {
+      detail:
+        "CONNECT opens tunnels, and the gateway is no proxy; send the request itself over HTTP/1.1. Nothing was recorded",
+    });
+    socket.on("error", () => socket.destroy());
+    // Reading on lets the client's close arrive (and drops any tunnel bytes); a client that never closes is cut off.
+    socket.resume();
+    if (socket instanceof Socket) socket.setTimeout(lingerMs, () => socket.destroy());
+    socket.end(rawAnswerBytes(answer, correlationId));
+    log.info(
+      { correlation_id: correlationId, method: request.method, url: request.url, status: answer.status },
+      "request completed",
+    );
+  };
+}
+
+/** A whole HTTP/1.1 answer for a socket Node no longer speaks HTTP on, ending with the connection's close. */
+function rawAnswerBytes(answer: Answer, correlationId: string): string {
+  return (
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
+    `Content-Type: ${answer.contentType}\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n` +
+    `X-Correlation-ID: ${correlationId}\r\nConnection: close\r\n\r\n${answer.body}`
+  );
 }
 
 function answerFor(
@@ -40,6 +74,18 @@ function answerFor(
   if (code === "ERR_HTTP_REQUEST_TIMEOUT") {
     return problemAnswer("GW_ERR_REQUEST_TIMEOUT", correlationId, {
       detail: `the whole request did not arrive within ${limits.requestTimeoutMs} ms; send it again with the same event_id`,
+    });
+  }
+  // llhttp reads HTTP/0.9 to 1.1 and 2.0; any other version in the request line stops it (RFC 9112 §2.3, 1.2 included).
+  if (code === "HPE_INVALID_VERSION") {
+    return problemAnswer("GW_ERR_HTTP_VERSION_NOT_SUPPORTED", correlationId, {
+      detail: `the request line's HTTP version is not one the gateway reads; ${SPOKEN_VERSIONS}`,
+    });
+  }
+  // HTTP/2's connection preface (PRI * HTTP/2.0), sent by a client with prior knowledge of an h2c server.
+  if (code === "HPE_PAUSED_H2_UPGRADE") {
+    return problemAnswer("GW_ERR_HTTP_VERSION_NOT_SUPPORTED", correlationId, {
+      detail: `HTTP/2 is not spoken on this listener; ${SPOKEN_VERSIONS}`,
     });
   }
   return problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: "the request is not valid HTTP/1.1" });

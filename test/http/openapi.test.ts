@@ -29,9 +29,9 @@ const ADMIN = "/integration/v1/admin";
  *
  * Any route: 400 (malformed HTTP, a bad % escape, a header sent twice),
  * 408 (slow request), 417 (Expect), 431 (headers over 16 KiB), 500 (a bug),
- * 503 (shutting down).
+ * 501 (CONNECT), 503 (shutting down), 505 (an HTTP version other than 1.x).
  */
-const ANY_ROUTE = [400, 408, 417, 431, 500, 503];
+const ANY_ROUTE = [400, 408, 417, 431, 500, 501, 503, 505];
 
 /** What a route answers because of what it is: a path parameter, a body, a gate. */
 function statusesByTrait(method: string, url: string): number[] {

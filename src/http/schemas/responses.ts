@@ -74,8 +74,9 @@ const PROBLEM_HEADERS: Readonly<Partial<Record<ProblemCode, readonly HeaderName[
 /**
  * Any route: Node's HTTP parser (malformed request, a bad % escape or a
  * header that must come once sent twice: 400; slow request 408; an Expect
- * other than 100-continue 417; headers over 16 KiB 431), a bug (500), and a
- * request that arrives while the gateway closes (503 + Retry-After).
+ * other than 100-continue 417; headers over 16 KiB 431; CONNECT 501; an HTTP
+ * version other than 1.x 505), a bug (500), and a request that arrives while
+ * the gateway closes (503 + Retry-After).
  */
 export const EVERY_ROUTE = [
   "GW_ERR_BAD_REQUEST",
@@ -83,6 +84,8 @@ export const EVERY_ROUTE = [
   "GW_ERR_EXPECTATION_FAILED",
   "GW_ERR_HEADERS_TOO_LARGE",
   "GW_ERR_INTERNAL",
+  "GW_ERR_METHOD_NOT_IMPLEMENTED",
+  "GW_ERR_HTTP_VERSION_NOT_SUPPORTED",
   "GW_ERR_SHUTTING_DOWN",
 ] as const satisfies readonly ProblemCode[];
 
