@@ -18,7 +18,7 @@ import { RequestLog } from "./http/request-log.ts";
 import { adminRoutes } from "./http/routes/admin.ts";
 import { docsRoutes } from "./http/routes/docs.ts";
 import { healthRoutes } from "./http/routes/health.ts";
-import { metricsRoutes } from "./http/routes/metrics.ts";
+import { type MetricsScrape, metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
@@ -36,6 +36,8 @@ export interface AppDeps {
   draining?: () => boolean;
   rateLimit: { max: number; windowMs: number };
   metrics: GatewayMetrics;
+  /** Who may scrape /metrics here (config.metrics); "elsewhere" with METRICS_PORT. Absent: nobody (401). */
+  metricsScrape?: MetricsScrape | "elsewhere";
   logger: Logger;
   bodyLimit: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
@@ -112,7 +114,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     rateLimit: deps.rateLimit,
     metrics: deps.metrics,
   });
-  app.register(metricsRoutes, { metrics: deps.metrics });
+  const scrape: MetricsScrape | "elsewhere" = deps.metricsScrape ?? { access: "closed", token: undefined };
+  if (scrape !== "elsewhere") app.register(metricsRoutes, { metrics: deps.metrics, ...scrape });
   const operators =
     deps.operators ?? configuredOperators({ file: undefined, adminToken: deps.adminToken, senders: deps.senders });
   if (operators.length > 0) {

@@ -7,6 +7,7 @@ import { buildApp } from "./app.ts";
 import { ConfigError, type GatewayConfig } from "./config/load-config.ts";
 import { Deliverer } from "./delivery/deliverer.ts";
 import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
+import { buildMetricsApp } from "./http/routes/metrics.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
 import { EventStatus } from "./register/event-status.ts";
@@ -90,8 +91,32 @@ export async function createDeliveryStack(
   return { owner, register, onec, deliverer, close };
 }
 
+/**
+ * /metrics on a listener of its own (METRICS_PORT), or undefined when the
+ * main listener serves it. Built here, listened on by listenForMetrics.
+ */
+export function metricsAppFor(
+  config: GatewayConfig,
+  metrics: GatewayMetrics,
+  logger: Logger,
+): FastifyInstance | undefined {
+  if (config.metrics.listener.kind !== "own") return undefined;
+  return buildMetricsApp({ metrics, access: config.metrics.access, token: config.metricsToken, logger });
+}
+
+/** Starts the metrics listener at METRICS_HOST:METRICS_PORT; its URL, for the log. */
+export async function listenForMetrics(app: FastifyInstance, config: GatewayConfig): Promise<string> {
+  const { listener } = config.metrics;
+  if (listener.kind !== "own") throw new Error("/metrics is served by the main listener");
+  const url = await app.listen({ host: listener.host, port: listener.port });
+  app.log.info({ url: `${url}/metrics`, access: config.metrics.access }, "metrics listening");
+  return url;
+}
+
 export interface Gateway extends DeliveryStack {
   app: FastifyInstance;
+  /** The metrics listener with METRICS_PORT (main.ts listens on it), undefined otherwise. */
+  metricsApp: FastifyInstance | undefined;
   acceptor: OrderPaidAcceptor;
   metrics: GatewayMetrics;
   /** From now on /readyz answers 503 while everything else is served as before; close() follows. */
@@ -164,8 +189,13 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     senders: config.senders,
     rateLimit: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
     metrics,
+    metricsScrape:
+      config.metrics.listener.kind === "own"
+        ? "elsewhere"
+        : { access: config.metrics.access, token: config.metricsToken },
     now,
   });
+  const metricsApp = metricsAppFor(config, metrics, logger);
   app.addHook("preClose", async () => acceptor.stopWaiting());
   app.addHook("onReady", async () => {
     deliverer?.start();
@@ -175,11 +205,11 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
   let closing: Promise<void> | undefined;
   const close = () => {
     // Stop taking requests first; then let running attempts write their outcome.
-    closing ??= Promise.all([app.close(), purger.stop()]).then(stack.close);
+    closing ??= Promise.all([app.close(), purger.stop(), metricsApp?.close()]).then(stack.close);
     return closing;
   };
   const drain = () => {
     draining = true;
   };
-  return { ...stack, app, acceptor, metrics, drain, close };
+  return { ...stack, app, metricsApp, acceptor, metrics, drain, close };
 }

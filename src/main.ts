@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import closeWithGrace from "close-with-grace";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
-import { createGateway } from "./gateway.ts";
+import { createGateway, listenForMetrics } from "./gateway.ts";
 import { createLogger } from "./observability/logger.ts";
 import { StorageUnavailableError } from "./register/port.ts";
 
@@ -24,6 +24,13 @@ async function main(): Promise<void> {
     await gateway.close();
   });
   await gateway.app.listen({ port: config.port, host: config.host });
+  if (gateway.metricsApp !== undefined) await listenForMetrics(gateway.metricsApp, config);
+  if (config.metrics.access === "closed") {
+    logger.warn(
+      { host: config.host },
+      "GET /metrics answers 401 to everyone: the gateway listens beyond loopback (or behind TRUST_PROXY) and METRICS_TOKEN is unset; set METRICS_TOKEN, or METRICS_PORT for a listener of its own",
+    );
+  }
 }
 
 /** A bad configuration, or a register that cannot be opened, stops the process with one line and exit code 1. */

@@ -53,7 +53,7 @@ const OWN_STATUSES: Readonly<Record<string, readonly number[]>> = {
   [`GET ${PROBLEM_TYPE_BASE}:slug`]: [200, 404],
   "GET /healthz": [200],
   "GET /readyz": [200, 503],
-  "GET /metrics": [200],
+  "GET /metrics": [200, 401], // 401 without METRICS_TOKEN where it is required (issue 22, finding 10)
   "GET /openapi.json": [200],
   "GET /docs": [200],
   [`GET ${ADMIN}/events`]: [200],
