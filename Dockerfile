@@ -47,6 +47,12 @@ RUN mkdir data && chown 1000:1000 data && chmod 0700 data
 VOLUME ["/app/data"]
 ENV DATABASE_URL=/app/data/gateway.db
 ENV PORT=8080
+# Secrets: every one (ADMIN_TOKEN, SENDER_TOKENS, DATABASE_URL, ONEC_USER, ONEC_PASSWORD,
+# METRICS_TOKEN) may be given as NAME_FILE, a file's path, as the official PostgreSQL image does:
+# mount Docker or Kubernetes secrets and set e.g. ONEC_PASSWORD_FILE=/run/secrets/onec_password,
+# so no secret shows in `docker inspect` or the process environment (compose.yaml does so).
+# GET /metrics: the gateway listens on every address of the container, so /metrics answers 401
+# unless METRICS_TOKEN (Prometheus's bearer token) is set, or METRICS_PORT gives it a port of its own.
 # Graceful stop. On SIGTERM the gateway answers /readyz 503 for SHUTDOWN_DELAY_MS while serving
 # everything else (so a balancer takes it out), then stops listening, lets calls to 1C in flight
 # finish and exits 0; main.ts gives that last part at most 10 s. The whole stop is thus at most
