@@ -4,8 +4,8 @@ import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
 import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
-import { clientErrorWriter, connectRefusalWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { authThrottle } from "./http/auth-throttle.ts";
+import { clientErrorWriter, connectRefusalWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
 import { correlationIdOf } from "./http/correlation.ts";
 import { strictJsonBody } from "./http/json-body.ts";
@@ -44,6 +44,8 @@ export interface AppDeps {
   requestTimeoutMs: number;
   /** TRUST_PROXY: the proxies whose X-Forwarded-For/-Proto/-Host are believed (TLS ends there); none when absent. */
   trustProxy?: readonly string[];
+  /** The console's idle and absolute session timeouts (config.consoleSession); 30 minutes and 8 hours when absent. */
+  consoleSession?: { idleMs: number; maxMs: number };
   now: () => number;
 }
 
@@ -120,7 +122,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.operators ?? configuredOperators({ file: undefined, adminToken: deps.adminToken, senders: deps.senders });
   if (operators.length > 0) {
     app.register(adminRoutes, { register: deps.register, operators, now: deps.now });
-    app.register(consoleRoutes, { prefix: CONSOLE_PATH, register: deps.register, operators, now: deps.now });
+    app.register(consoleRoutes, {
+      prefix: CONSOLE_PATH,
+      register: deps.register,
+      operators,
+      sessionLifetime: deps.consoleSession,
+      now: deps.now,
+    });
   }
   return app;
 }

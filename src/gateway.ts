@@ -184,6 +184,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
+    consoleSession: config.consoleSession,
     adminToken: config.adminToken,
     operators: config.operators,
     senders: config.senders,

@@ -95,6 +95,12 @@ export interface GatewayConfig {
    * marks its cookie Secure. Empty: the gateway believes no forwarded header.
    */
   readonly trustProxy: readonly string[];
+  /**
+   * A console session ends after idleMs unused (CONSOLE_SESSION_IDLE_MS, 30
+   * minutes) or maxMs after sign-in (CONSOLE_SESSION_MAX_MS, 8 hours),
+   * whichever comes first: OWASP ASVS 4.0.3 V3.3.2 at level 2.
+   */
+  readonly consoleSession: { readonly idleMs: number; readonly maxMs: number };
 }
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -175,6 +181,11 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     shutdownDelayMs: integer(env, "SHUTDOWN_DELAY_MS", 0, 0, 120_000),
     trustProxy,
+    consoleSession: {
+      // At least a minute: a session's use is recorded once a minute (SESSION_USE_STEP_MS).
+      idleMs: integer(env, "CONSOLE_SESSION_IDLE_MS", 30 * 60_000, 60_000, 24 * 3_600_000),
+      maxMs: integer(env, "CONSOLE_SESSION_MAX_MS", 8 * 3_600_000, 60_000, 7 * 24 * 3_600_000),
+    },
   });
 }
 

@@ -118,7 +118,7 @@ async function adminView(eventId: string): Promise<{ status: string; replays: Ar
 }
 
 describe("signing in", () => {
-  it("starts a session in an HttpOnly, SameSite=Strict cookie on /console for 8 hours; not Secure over plain HTTP", async () => {
+  it("starts a session in an HttpOnly, SameSite=Strict browser-session cookie on /console; not Secure over plain HTTP", async () => {
     const form = await call(`${h.gw.url}/console/sign-in`);
     const answer = await postForm(
       "/console/sign-in",
@@ -128,12 +128,8 @@ describe("signing in", () => {
     expect(answer.status).toBe(303);
     expect(answer.headers.location).toBe("/console/bulk-replay");
     const session = setCookies(answer).find((line) => line.startsWith("gateway_console="));
-    expect(session?.split("; ").slice(1).sort()).toEqual([
-      "HttpOnly",
-      "Max-Age=28800",
-      "Path=/console",
-      "SameSite=Strict",
-    ]);
+    // No Max-Age: closing the browser ends it; the server ends it after 30 minutes unused or 8 hours (issue 22, finding 4).
+    expect(session?.split("; ").slice(1).sort()).toEqual(["HttpOnly", "Path=/console", "SameSite=Strict"]);
     expect(session).not.toContain(OPERATOR.token);
     // The sign-in form's own cookie is dropped once it has served.
     expect(setCookies(answer).find((line) => line.startsWith("gateway_console_sign_in="))).toContain("Max-Age=0");
@@ -194,7 +190,7 @@ describe("signing in", () => {
 });
 
 describe("TRUST_PROXY", () => {
-  it("behind a trusted TLS proxy, names the cookie __Secure- and marks it Secure", async () => {
+  it("behind a trusted TLS proxy, names the cookie __Host- and marks it Secure on Path=/", async () => {
     const own = await startTestGateway({
       ONEC_URL: h.onec.url,
       OPERATORS_FILE,
@@ -204,23 +200,17 @@ describe("TRUST_PROXY", () => {
     try {
       const proxied = { "x-forwarded-proto": "https", origin: `https://${new URL(own.url).host}` };
       const form = await call(`${own.url}/console/sign-in`, { headers: proxied });
-      expect(setCookies(form)[0]).toMatch(/^__Secure-gateway_console_sign_in=.*; Secure$/);
+      expect(setCookies(form)[0]).toMatch(/^__Host-gateway_console_sign_in=.*; Secure(;|$)/);
       const answer = await postForm(
         "/console/sign-in",
         { csrf: hiddenField(form.text, "csrf"), token: OPERATOR.token },
-        cookiePair(form, "__Secure-gateway_console_sign_in"),
+        cookiePair(form, "__Host-gateway_console_sign_in"),
         proxied,
         own.url,
       );
       expect(answer.status).toBe(303);
-      const session = setCookies(answer).find((line) => line.startsWith("__Secure-gateway_console="));
-      expect(session?.split("; ").slice(1).sort()).toEqual([
-        "HttpOnly",
-        "Max-Age=28800",
-        "Path=/console",
-        "SameSite=Strict",
-        "Secure",
-      ]);
+      const session = setCookies(answer).find((line) => line.startsWith("__Host-gateway_console="));
+      expect(session?.split("; ").slice(1).sort()).toEqual(["HttpOnly", "Path=/", "SameSite=Strict", "Secure"]);
     } finally {
       await own.close();
     }

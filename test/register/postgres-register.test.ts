@@ -88,6 +88,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       { version: 1, name: "0001_register" },
       { version: 2, name: "0002_rate_limit" },
       { version: 3, name: "0003_console" },
+      { version: 4, name: "0004_console_sessions" },
     ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([

@@ -5,7 +5,6 @@ import type {
   AttemptReport,
   Claim,
   ClaimRequest,
-  ConsoleSession,
   EventRegister,
   EventSnapshot,
   ReplayRecord,
@@ -567,8 +566,8 @@ describe.each(registerBackends())("importEvent on $name", (backend) => {
   }
 });
 
-/** The console's search and its sessions (port.ts: search, sessions). */
-describe.each(registerBackends())("console search and sessions on $name", (backend) => {
+/** The console's search (port.ts: search); its sessions are in conformance/sessions.test.ts. */
+describe.each(registerBackends())("console search on $name", (backend) => {
   let register: EventRegister;
 
   registerPerTest(backend, (opened) => {
@@ -682,56 +681,6 @@ describe.each(registerBackends())("console search and sessions on $name", (backe
       expect(await register.search("", 10)).toEqual([]);
       expect(await register.search(`${longest}n`, 10)).toEqual([]);
       await expect(register.search("A-1", 10)).rejects.toThrow();
-    });
-  });
-
-  describe("sessions", () => {
-    const session: ConsoleSession = {
-      idDigest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-      operator: "anna",
-      csrfToken: "csrf-token-1",
-      createdAt: T0,
-      expiresAt: T0 + 3_600_000,
-    };
-
-    it("creates, finds and deletes a session", async () => {
-      await register.sessions.create(session);
-      expect(await register.sessions.find(session.idDigest, T0 + 1)).toEqual(session);
-      expect(await register.sessions.find("another-digest", T0 + 1)).toBeUndefined();
-      await register.sessions.delete(session.idDigest);
-      expect(await register.sessions.find(session.idDigest, T0 + 1)).toBeUndefined();
-      // Signing out twice is harmless.
-      await register.sessions.delete(session.idDigest);
-    });
-
-    it("does not find a session at its expiry or after it", async () => {
-      await register.sessions.create(session);
-      expect(await register.sessions.find(session.idDigest, session.expiresAt - 1)).toEqual(session);
-      expect(await register.sessions.find(session.idDigest, session.expiresAt)).toBeUndefined();
-      expect(await register.sessions.find(session.idDigest, session.expiresAt + 1)).toBeUndefined();
-    });
-
-    it("purges expired sessions only, and counts them", async () => {
-      for (const [digest, expiresAt] of [
-        ["d-100", T0 + 100],
-        ["d-200", T0 + 200],
-        ["d-300", T0 + 300],
-      ] as const) {
-        await register.sessions.create({ ...session, idDigest: digest, expiresAt });
-      }
-      expect(await register.sessions.purgeExpired(T0 + 200)).toBe(2);
-      expect(await register.sessions.purgeExpired(T0 + 200)).toBe(0);
-      expect(await register.sessions.find("d-300", T0 + 200)).toMatchObject({ idDigest: "d-300" });
-      expect(await register.sessions.purgeExpired(T0 + 300)).toBe(1);
-      expect(await register.sessions.find("d-300", T0)).toBeUndefined();
-    });
-
-    it("is shared by two register instances on one database: sign-in and sign-out seen by both", async () => {
-      const other = await backend.open();
-      await register.sessions.create(session);
-      expect(await other.sessions.find(session.idDigest, T0 + 1)).toEqual(session);
-      await other.sessions.delete(session.idDigest);
-      expect(await register.sessions.find(session.idDigest, T0 + 1)).toBeUndefined();
     });
   });
 });

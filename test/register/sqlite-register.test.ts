@@ -31,7 +31,7 @@ describe("SqliteRegister", () => {
     expect(await register.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
     const db = new Database(file, { readonly: true });
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(2);
+      expect(db.pragma("user_version", { simple: true })).toBe(3);
     } finally {
       db.close();
     }

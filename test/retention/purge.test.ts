@@ -232,10 +232,10 @@ describe.each(registerBackends())("retention on $name", (backend) => {
   });
 
   it("removes the console's expired sessions on every run, and keeps the live ones", async () => {
-    const session = { operator: "anna", csrfToken: "t", createdAt: OLD };
-    await register.sessions.create({ ...session, idDigest: "expired", expiresAt: NOW - 1 });
-    await register.sessions.create({ ...session, idDigest: "at-expiry", expiresAt: NOW });
-    await register.sessions.create({ ...session, idDigest: "live", expiresAt: NOW + 1 });
+    const session = { operator: "anna", credentialDigest: "c", csrfToken: "t", idleMs: NOW - OLD + 1 };
+    await register.sessions.create({ ...session, idDigest: "expired", maxMs: NOW - 1 - OLD }, OLD);
+    await register.sessions.create({ ...session, idDigest: "at-expiry", maxMs: NOW - OLD }, OLD);
+    await register.sessions.create({ ...session, idDigest: "live", maxMs: NOW + 1 - OLD }, OLD);
 
     await purger().runOnce();
 

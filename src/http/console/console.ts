@@ -1,10 +1,11 @@
+import fastifyCookie from "@fastify/cookie";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { OperatorEntry } from "../../config/operators.ts";
 import { problems } from "../../errors/catalogue.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { problemCodeFor } from "../problem-handler.ts";
 import { ConsoleError } from "./console-error.ts";
-import { clearCookie, cookieName, cookieValue } from "./cookies.ts";
+import { clearCookie, cookieOf } from "./cookies.ts";
 import { acceptFormBodies, FORM_BODY_LIMIT, formOf } from "./form-body.ts";
 import { consolePaths, withQuery } from "./paths.ts";
 import { sendPage, signedInOf } from "./requests.ts";
@@ -13,7 +14,7 @@ import { eventRoutes } from "./routes/events.ts";
 import { replayRoutes } from "./routes/replay.ts";
 import { signInRoutes } from "./routes/sign-in.ts";
 import { addSecurityHeaders, checkCsrf, checkOrigin, overTls } from "./security.ts";
-import { ConsoleSessions, SESSION_COOKIE } from "./sessions.ts";
+import { ConsoleSessions, DEFAULT_SESSION_LIFETIME, SESSION_COOKIE, type SessionLifetime } from "./sessions.ts";
 import { messagePage } from "./views/message-page.ts";
 
 export { CONSOLE_PATH } from "./paths.ts";
@@ -22,6 +23,8 @@ export interface ConsoleOptions {
   register: EventRegister;
   /** Who may sign in, each with a role (OPERATORS_FILE and ADMIN_TOKEN); roles are read from here on every request. */
   operators: readonly OperatorEntry[];
+  /** CONSOLE_SESSION_IDLE_MS and CONSOLE_SESSION_MAX_MS; 30 minutes and 8 hours when absent. */
+  sessionLifetime?: SessionLifetime;
   now: () => number;
 }
 
@@ -34,10 +37,13 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
   const sessions = new ConsoleSessions({
     store: options.register.sessions,
     operators: options.operators,
+    lifetime: options.sessionLifetime ?? DEFAULT_SESSION_LIFETIME,
     now: options.now,
   });
   app.decorateRequest("consoleUser", undefined);
-  acceptFormBodies(app);
+  // Cookies are read here only: the API authenticates by bearer token and never looks at one.
+  await app.register(fastifyCookie);
+  await acceptFormBodies(app);
   app.addHook("onSend", addSecurityHeaders);
   app.addHook("onRequest", async (request) => {
     if (request.method === "POST") checkOrigin(request);
@@ -59,9 +65,8 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
     await signedIn.register(replayRoutes, { register: options.register, now: options.now });
     signedIn.post("/sign-out", { schema: { hide: true } }, async (request, reply) => {
       await sessions.signOut(signedInOf(request).session);
-      return reply
-        .header("set-cookie", clearCookie(SESSION_COOKIE, overTls(request)))
-        .redirect(consolePaths.signIn, 303);
+      clearCookie(reply, SESSION_COOKIE, overTls(request));
+      return reply.redirect(consolePaths.signIn, 303);
     });
   });
 }
@@ -73,9 +78,11 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
  */
 function requireSession(app: FastifyInstance, sessions: ConsoleSessions): void {
   app.addHook("onRequest", async (request, reply) => {
-    const id = cookieValue(request.headers.cookie, cookieName(SESSION_COOKIE, overTls(request)));
+    const id = cookieOf(request, SESSION_COOKIE, overTls(request));
     request.consoleUser = await sessions.resolve(id);
     if (request.consoleUser !== undefined) return;
+    // An ended session's cookie opens nothing: the browser may as well forget it.
+    if (id !== undefined) clearCookie(reply, SESSION_COOKIE, overTls(request));
     if (request.method === "GET" || request.method === "HEAD") {
       return reply.redirect(withQuery(consolePaths.signIn, { next: request.url }), 303);
     }

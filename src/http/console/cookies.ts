@@ -1,52 +1,60 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+
 /**
- * The console's two cookies, read and written by hand: the gateway has no
- * cookie plugin, and these need only a name, a value and fixed attributes.
+ * The console's two cookies, parsed and written by @fastify/cookie; what is
+ * ours is their fixed attributes, their names, and refusing a name sent twice.
  */
 
 export interface CookieSpec {
-  /** The name over plain HTTP; over TLS it gets the `__Secure-` prefix, which browsers accept only with Secure. */
+  /** The name over plain HTTP; over TLS it gets the `__Host-` prefix. */
   name: string;
+  /** The path over plain HTTP; over TLS it is `/`, as the `__Host-` prefix requires. */
   path: string;
-  maxAgeSeconds: number;
+  /** How long the browser keeps it; absent, until the browser closes (a session cookie). */
+  maxAgeSeconds?: number;
 }
 
 /**
- * The cookie's name for this request. Over TLS it is `__Secure-…`: a browser
- * keeps a cookie of that name only if it was set Secure over HTTPS, so a
- * network attacker cannot plant one over plain HTTP. Plain HTTP (tests on
- * 127.0.0.1) cannot use the prefix at all.
+ * The cookie's name for this request. Over TLS it is `__Host-…`: a browser
+ * keeps a cookie of that name only if it was set Secure, over HTTPS, with
+ * Path=/ and no Domain (RFC 6265bis §4.1.3.2), so neither a network attacker
+ * nor a sibling subdomain can plant or shadow one. Plain HTTP (tests on
+ * 127.0.0.1) cannot use a prefix at all, and keeps the narrower path instead.
  */
 export function cookieName(spec: CookieSpec, secure: boolean): string {
-  return secure ? `__Secure-${spec.name}` : spec.name;
+  return secure ? `__Host-${spec.name}` : spec.name;
 }
 
-/** `Set-Cookie` for `value`: HttpOnly, SameSite=Strict, its path and lifetime, Secure over TLS. */
-export function setCookie(spec: CookieSpec, value: string, secure: boolean): string {
-  return serialize(spec, value, spec.maxAgeSeconds, secure);
+/** HttpOnly, SameSite=Strict, never a Domain; over TLS Secure on Path=/. */
+function attributes(spec: CookieSpec, secure: boolean) {
+  return { path: secure ? "/" : spec.path, httpOnly: true, sameSite: "strict", secure } as const;
 }
 
-/** `Set-Cookie` that makes the browser forget the cookie. */
-export function clearCookie(spec: CookieSpec, secure: boolean): string {
-  return serialize(spec, "", 0, secure);
+export function setCookie(reply: FastifyReply, spec: CookieSpec, value: string, secure: boolean): void {
+  reply.setCookie(cookieName(spec, secure), value, {
+    ...attributes(spec, secure),
+    ...(spec.maxAgeSeconds === undefined ? {} : { maxAge: spec.maxAgeSeconds }),
+  });
 }
 
-function serialize(spec: CookieSpec, value: string, maxAgeSeconds: number, secure: boolean): string {
-  const attributes = [`Path=${spec.path}`, `Max-Age=${maxAgeSeconds}`, "HttpOnly", "SameSite=Strict"];
-  if (secure) attributes.push("Secure");
-  return [`${cookieName(spec, secure)}=${value}`, ...attributes].join("; ");
+/** Makes the browser forget the cookie. */
+export function clearCookie(reply: FastifyReply, spec: CookieSpec, secure: boolean): void {
+  reply.clearCookie(cookieName(spec, secure), attributes(spec, secure));
 }
 
 /**
- * The value of cookie `name` in a `Cookie` header. Undefined when absent, and
- * also when sent more than once: two cookies of one name (one planted under a
- * narrower path, say) leave no way to tell which is ours, so neither is used.
+ * The cookie's value in this request. Undefined when absent, and also when
+ * sent more than once: two cookies of one name (one planted under a narrower
+ * path, or by a sibling host over plain HTTP) leave no way to tell which is
+ * ours, and the cookie parser would silently take the first.
  */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  const values = header
-    .split(";")
-    .map((pair) => pair.trim())
-    .filter((pair) => pair.indexOf("=") > 0 && pair.slice(0, pair.indexOf("=")) === name)
-    .map((pair) => pair.slice(pair.indexOf("=") + 1));
-  return values.length === 1 ? values[0] : undefined;
+export function cookieOf(request: FastifyRequest, spec: CookieSpec, secure: boolean): string | undefined {
+  const name = cookieName(spec, secure);
+  const value = request.cookies[name];
+  return value !== undefined && timesSent(request.headers.cookie ?? "", name) === 1 ? value : undefined;
+}
+
+/** How many `name=` pairs a Cookie header holds. */
+export function timesSent(header: string, name: string): number {
+  return header.split(";").filter((pair) => pair.trim().startsWith(`${name}=`)).length;
 }

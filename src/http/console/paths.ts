@@ -30,13 +30,26 @@ export function withQuery(path: string, query: Readonly<Record<string, string | 
   return text === "" ? path : `${path}?${text}`;
 }
 
+/** Resolves relative paths only: a `next` that names any other origin is not ours. */
+const OWN_ORIGIN = "http://console.invalid";
+
 /**
- * Where to go after signing in: only a path inside the console. Anything else
- * (another host, `//evil`, a backslash trick) would make the sign-in page an
- * open redirect.
+ * Where to go after signing in: only a page of the console, as a path that
+ * can go in a Location header. Anything else (another host, `//evil`, a
+ * backslash trick, dot segments leading out) would make the sign-in page an
+ * open redirect, and falls back to the console's home. What stays is
+ * percent-encoded as a URL serializes it (`/console/Ж` → `/console/%D0%96`):
+ * Node refuses a raw non-ASCII Location with ERR_INVALID_CHAR.
  */
 export function safeNextPath(next: string | undefined): string {
-  if (next === undefined || (!next.startsWith(`${CONSOLE_PATH}/`) && next !== CONSOLE_PATH)) return CONSOLE_PATH;
-  if (/[\\\s]|\/\//.test(next) || next.startsWith(consolePaths.signIn)) return CONSOLE_PATH;
-  return next;
+  if (next === undefined || !next.startsWith("/") || /[\\\s]|\/\//.test(next)) return CONSOLE_PATH;
+  const url = URL.parse(next, OWN_ORIGIN);
+  if (url === null || url.origin !== OWN_ORIGIN || !isConsolePage(url.pathname)) return CONSOLE_PATH;
+  return `${url.pathname}${url.search}`;
+}
+
+function isConsolePage(pathname: string): boolean {
+  return (
+    (pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`)) && !pathname.startsWith(consolePaths.signIn)
+  );
 }

@@ -96,7 +96,7 @@ export class PostgresRegister implements EventRegister {
     this.#sql = sql;
     this.#feed = feed;
     this.#clock = clock;
-    this.sessions = new PostgresSessionStore(sql);
+    this.sessions = new PostgresSessionStore(sql, clock);
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */

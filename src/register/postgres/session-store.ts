@@ -1,40 +1,59 @@
-import type { ConsoleSession, SessionStore } from "../port.ts";
-import type { Db } from "./statements.ts";
+import { type ConsoleSession, type NewConsoleSession, SESSION_USE_STEP_MS, type SessionStore } from "../port.ts";
+import type { ClockSource, Db } from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 
 /**
- * The console's sessions in console_sessions (migration 0003), shared by every
+ * The console's sessions in console_sessions (migration 0004), shared by every
  * instance on the database: a sign-out is gone everywhere at its commit. Each
- * method is one autocommit statement. Times are the caller's (epoch ms): an
- * expiry is compared with the clock that set it.
+ * method is one autocommit statement. Times are stamped and compared on the
+ * database's clock, like leases and due times, so instances with skewed
+ * clocks agree on when a session ends; on clock "node", on the caller's.
  */
 export class PostgresSessionStore implements SessionStore {
   readonly #db: Db;
+  readonly #clock: ClockSource;
 
-  constructor(db: Db) {
+  constructor(db: Db, clock: ClockSource = "database") {
     this.#db = db;
+    this.#clock = clock;
   }
 
-  async create(session: ConsoleSession): Promise<void> {
+  async create(session: NewConsoleSession, now: number): Promise<ConsoleSession> {
     const db = this.#db;
-    await storage(
-      () => db`
-        INSERT INTO console_sessions (id_digest, operator, csrf_token, created_at, expires_at)
-        VALUES (${session.idDigest}, ${session.operator}, ${session.csrfToken}, ${session.createdAt},
-                ${session.expiresAt})`,
+    const rows = await storage(
+      () => db<ConsoleSession[]>`
+        INSERT INTO console_sessions
+               (id_digest, operator, credential_digest, csrf_token, created_at, expires_at, last_used_at, idle_ms)
+        SELECT ${session.idDigest}, ${session.operator}, ${session.credentialDigest}, ${session.csrfToken},
+               at.now, at.now + ${session.maxMs}::bigint, at.now, ${session.idleMs}
+          FROM (SELECT ${this.#now(now)} AS now) AS at
+        RETURNING ${columns(db)}`,
     );
+    const created = rows[0];
+    if (created === undefined) throw new Error("INSERT … RETURNING returned no row");
+    return created;
   }
 
   async find(idDigest: string, now: number): Promise<ConsoleSession | undefined> {
     const db = this.#db;
-    // A session is over at its expiry instant, whether or not the purge has removed it yet.
+    // One round trip: the live row, and its use written only once the recorded one is a step old.
     const rows = await storage(
-      () => db<ConsoleSession[]>`
-        SELECT id_digest AS "idDigest", operator, csrf_token AS "csrfToken", created_at AS "createdAt",
-               expires_at AS "expiresAt"
-          FROM console_sessions WHERE id_digest = ${idDigest} AND expires_at > ${now}`,
+      () => db<(ConsoleSession & { usedAt: number | null })[]>`
+        WITH live AS (
+          SELECT *, ${this.#now(now)} AS now FROM console_sessions
+           WHERE id_digest = ${idDigest} AND ${this.#live(now)}
+        ), used AS (
+          UPDATE console_sessions AS s SET last_used_at = live.now
+            FROM live
+           WHERE s.id_digest = live.id_digest AND live.now - live.last_used_at >= ${SESSION_USE_STEP_MS}
+          RETURNING s.last_used_at
+        )
+        SELECT ${columns(db)}, (SELECT last_used_at FROM used) AS "usedAt" FROM live`,
     );
-    return rows[0];
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const { usedAt, ...session } = row;
+    return usedAt === null ? session : { ...session, lastUsedAt: usedAt };
   }
 
   async delete(idDigest: string): Promise<void> {
@@ -44,7 +63,23 @@ export class PostgresSessionStore implements SessionStore {
 
   async purgeExpired(now: number): Promise<number> {
     const db = this.#db;
-    const result = await storage(() => db`DELETE FROM console_sessions WHERE expires_at <= ${now}`);
+    const result = await storage(() => db`DELETE FROM console_sessions WHERE NOT (${this.#live(now)})`);
     return result.count;
   }
+
+  /** Live at `now`: before the absolute deadline and before the idle one. */
+  #live(now: number) {
+    return this.#db`expires_at > ${this.#now(now)} AND last_used_at + idle_ms > ${this.#now(now)}`;
+  }
+
+  /** "Now" as SQL: the database's now() (the transaction's start, one value per statement), or the caller's. */
+  #now(now: number) {
+    return this.#clock === "database" ? this.#db`(extract(epoch FROM now()) * 1000)::bigint` : this.#db`${now}::bigint`;
+  }
+}
+
+/** A row as the port's ConsoleSession. */
+function columns(db: Db) {
+  return db`id_digest AS "idDigest", operator, credential_digest AS "credentialDigest", csrf_token AS "csrfToken",
+            idle_ms AS "idleMs", created_at AS "createdAt", expires_at AS "expiresAt", last_used_at AS "lastUsedAt"`;
 }

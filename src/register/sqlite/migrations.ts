@@ -107,4 +107,23 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
     `,
   },
+  {
+    version: 3,
+    name: "console sessions bound to a credential, with an idle timeout",
+    sql: `
+      -- Sessions from before are bound to no credential: they are ended, and everyone signs in once more.
+      DROP TABLE console_sessions;
+      CREATE TABLE console_sessions (
+        id_digest         TEXT    NOT NULL PRIMARY KEY,
+        operator          TEXT    NOT NULL,
+        credential_digest TEXT    NOT NULL,  -- SHA-256 of the operator's token digest at sign-in
+        csrf_token        TEXT    NOT NULL,
+        created_at        INTEGER NOT NULL,
+        expires_at        INTEGER NOT NULL,  -- the absolute deadline
+        last_used_at      INTEGER NOT NULL,
+        idle_ms           INTEGER NOT NULL   -- the idle deadline is last_used_at + idle_ms
+      ) STRICT, WITHOUT ROWID;
+      -- No index for the purge: it runs at sign-in and with the retention purge, over a few rows per operator.
+    `,
+  },
 ];

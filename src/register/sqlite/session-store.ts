@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import type { ConsoleSession, SessionStore } from "../port.ts";
-import { prepareSessionStatements, type SessionRow, type SessionStatements } from "./statements.ts";
+import type { ConsoleSession, NewConsoleSession, SessionStore } from "../port.ts";
+import { prepareSessionStatements, type SessionStatements, toSession, useIsStale } from "./session-statements.ts";
 import type { WriteRunner } from "./write-ops.ts";
 
 /** How the register lets the store touch the database: writes by group commit, reads directly. */
@@ -22,13 +22,17 @@ export class SqliteSessionStore implements SessionStore {
     this.#storage = storage;
   }
 
-  async create(session: ConsoleSession): Promise<void> {
-    await this.#storage.write("createSession", session);
+  async create(session: NewConsoleSession, now: number): Promise<ConsoleSession> {
+    return toSession(await this.#storage.write("createSession", { session, now }));
   }
 
   async find(idDigest: string, now: number): Promise<ConsoleSession | undefined> {
     const row = this.#storage.read(() => this.#select.get({ idDigest, now }));
-    return row === undefined ? undefined : toSession(row);
+    if (row === undefined) return undefined;
+    const session = toSession(row);
+    if (!useIsStale(session.lastUsedAt, now)) return session;
+    await this.#storage.write("touchSession", { idDigest, now });
+    return { ...session, lastUsedAt: now };
   }
 
   async delete(idDigest: string): Promise<void> {
@@ -38,14 +42,4 @@ export class SqliteSessionStore implements SessionStore {
   async purgeExpired(now: number): Promise<number> {
     return this.#storage.write("purgeSessions", { now });
   }
-}
-
-function toSession(row: SessionRow): ConsoleSession {
-  return {
-    idDigest: row.id_digest,
-    operator: row.operator,
-    csrfToken: row.csrf_token,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-  };
 }

@@ -134,32 +134,6 @@ export function prepareStatements(db: Database.Database) {
   };
 }
 
-/** A row of console_sessions (migration 2), as SQLite returns it. */
-export interface SessionRow {
-  id_digest: string;
-  operator: string;
-  csrf_token: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export type SessionStatements = ReturnType<typeof prepareSessionStatements>;
-
-/** The SQL of the console's sessions, prepared once per connection. */
-export function prepareSessionStatements(db: Database.Database) {
-  return {
-    insert: db.prepare(`
-      INSERT INTO console_sessions (id_digest, operator, csrf_token, created_at, expires_at)
-      VALUES (@idDigest, @operator, @csrfToken, @createdAt, @expiresAt)`),
-    // A session is over at its expiry instant, whether or not the purge has removed it yet.
-    select: db.prepare(`
-      SELECT id_digest, operator, csrf_token, created_at, expires_at FROM console_sessions
-       WHERE id_digest = @idDigest AND expires_at > @now`) as Database.Statement<unknown[], SessionRow>,
-    delete: db.prepare("DELETE FROM console_sessions WHERE id_digest = @idDigest"),
-    purgeExpired: db.prepare("DELETE FROM console_sessions WHERE expires_at <= @now"),
-  };
-}
-
 export function settleStatement(
   sql: Statements,
   key: { sender: string; eventId: string; token: number; now: number },

@@ -3,7 +3,6 @@ import { EventStatus } from "../event-status.ts";
 import type {
   AttemptReport,
   ClaimRequest,
-  ConsoleSession,
   EventSnapshot,
   Lease,
   PurgeRequest,
@@ -13,13 +12,8 @@ import type {
 } from "../port.ts";
 import type { EventRow } from "../rows.ts";
 import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
-import {
-  prepareSessionStatements,
-  prepareStatements,
-  type SessionStatements,
-  type Statements,
-  settleStatement,
-} from "./statements.ts";
+import { prepareSessionStatements, type SessionStatements, sessionWriteOps } from "./session-statements.ts";
+import { prepareStatements, type Statements, settleStatement } from "./statements.ts";
 
 /**
  * Every write the SQLite register makes, as a named operation on plain data:
@@ -119,20 +113,7 @@ export const writeOps = {
     return importSnapshot(sql.imports(), snapshot);
   },
 
-  createSession(sql: WriteStatements, session: ConsoleSession): null {
-    const { idDigest, operator, csrfToken, createdAt, expiresAt } = session;
-    sql.sessions.insert.run({ idDigest, operator, csrfToken, createdAt, expiresAt });
-    return null;
-  },
-
-  deleteSession(sql: WriteStatements, { idDigest }: { idDigest: string }): null {
-    sql.sessions.delete.run({ idDigest });
-    return null;
-  },
-
-  purgeSessions(sql: WriteStatements, { now }: { now: number }): number {
-    return sql.sessions.purgeExpired.run({ now }).changes;
-  },
+  ...sessionWriteOps,
 
   /** Nothing: its batch's BEGIN IMMEDIATE is the proof that the write lock can be taken. */
   ping(_sql: WriteStatements, _none: null): null {

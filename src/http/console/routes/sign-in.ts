@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { clearCookie, cookieName, cookieValue, setCookie } from "../cookies.ts";
+import { clearCookie, cookieOf, setCookie } from "../cookies.ts";
 import { formOf } from "../form-body.ts";
 import { singleValues } from "../list-query.ts";
 import { safeNextPath } from "../paths.ts";
 import { sendPage } from "../requests.ts";
 import { checkSignInToken, overTls } from "../security.ts";
-import { type ConsoleSessions, randomToken, SESSION_COOKIE, SIGN_IN_COOKIE } from "../sessions.ts";
+import { type ConsoleSessions, isToken, randomToken, SESSION_COOKIE, SIGN_IN_COOKIE } from "../sessions.ts";
 import { countFailedSignIn } from "../sign-in-throttle.ts";
 import { signInPage } from "../views/sign-in-page.ts";
 
@@ -19,17 +19,19 @@ export async function signInRoutes(app: FastifyInstance, options: SignInRoutesOp
 
   app.get("/sign-in", { schema: { hide: true } }, async (request, reply) => {
     const secure = overTls(request);
-    // One token per browser: a second tab's form stays valid.
-    const token = cookieValue(request.headers.cookie, cookieName(SIGN_IN_COOKIE, secure)) ?? randomToken();
+    // One token per browser, so a second tab's form stays valid; but only a token this
+    // console could have made is sent back, never whatever a cookie happened to hold.
+    const sent = cookieOf(request, SIGN_IN_COOKIE, secure);
+    const token = isToken(sent) ? sent : randomToken();
     const next = safeNextPath(singleValues(request.query).next);
-    reply.header("set-cookie", setCookie(SIGN_IN_COOKIE, token, secure));
+    setCookie(reply, SIGN_IN_COOKIE, token, secure);
     return sendPage(reply, 200, signInPage({ csrfToken: token, next }));
   });
 
   app.post("/sign-in", { schema: { hide: true } }, async (request, reply) => {
     const secure = overTls(request);
     const form = formOf(request);
-    const formToken = cookieValue(request.headers.cookie, cookieName(SIGN_IN_COOKIE, secure));
+    const formToken = cookieOf(request, SIGN_IN_COOKIE, secure);
     checkSignInToken(formToken, form);
     const next = safeNextPath(form.get("next"));
     const token = form.get("token") ?? "";
@@ -38,14 +40,18 @@ export async function signInRoutes(app: FastifyInstance, options: SignInRoutesOp
       await countFailedSignIn(request, token);
       const error =
         "That token is not valid. Use your own token from OPERATORS_FILE (a sender's token does not sign in).";
-      return sendPage(reply, 401, signInPage({ csrfToken: formToken ?? randomToken(), next, error }));
+      return sendPage(
+        reply,
+        401,
+        signInPage({ csrfToken: isToken(formToken) ? formToken : randomToken(), next, error }),
+      );
     }
     // A session this browser still had is ended, not left behind in the register.
-    const previous = await sessions.resolve(cookieValue(request.headers.cookie, cookieName(SESSION_COOKIE, secure)));
+    const previous = await sessions.resolve(cookieOf(request, SESSION_COOKIE, secure));
     if (previous !== undefined) await sessions.signOut(previous.session);
     request.log.info({ operator: created.user.principal.name }, "console sign-in");
-    return reply
-      .header("set-cookie", [setCookie(SESSION_COOKIE, created.id, secure), clearCookie(SIGN_IN_COOKIE, secure)])
-      .redirect(next, 303);
+    setCookie(reply, SESSION_COOKIE, created.id, secure);
+    clearCookie(reply, SIGN_IN_COOKIE, secure);
+    return reply.redirect(next, 303);
   });
 }
