@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 
 /**
  * Where the package's own files are: the one place that knows the layout, so
@@ -9,7 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
  * up from this module (src/util/ or dist/util/, or wherever a bundler put it),
  * so nothing depends on the depth of the file that asks.
  *
- * Two kinds of files:
+ * Three kinds of files:
  * - the package's data, beside package.json, read from the root by every
  *   layout: package.json, schemas/, 1c/contract/;
  * - files that sit among the code in src/ but are not TypeScript (the PostgreSQL
@@ -18,7 +20,10 @@ import { existsSync, readFileSync } from "node:fs";
  *   dist/ at the same relative paths (scripts/build.mjs). Copied rather than read
  *   from src/ so that dist/ holds all the code a production install needs and src/
  *   need not ship: a production tree is package.json, node_modules/, dist/,
- *   schemas/ and 1c/contract/.
+ *   schemas/ and 1c/contract/;
+ * - files of an installed dependency that are not code to import (the browser
+ *   assets of the API reference page): read from node_modules/, which a
+ *   production tree has, wherever Node's resolution finds the package.
  */
 
 const PACKAGE_NAME = "onec-order-gateway";
@@ -53,6 +58,18 @@ export function packageFile(path: string): URL {
  */
 export function codeFile(path: string): URL {
   return new URL(path, CODE_ROOT);
+}
+
+/**
+ * A file or folder (end it with "/") of an installed dependency, found as Node
+ * finds the package from the root (node_modules/…, hoisted or not): the
+ * browser assets of @fastify/swagger-ui, which a bundle cannot carry and which
+ * the package would otherwise look for beside its own module, not beside the bundle.
+ * The package must let its package.json be resolved (no "exports" that hide it).
+ */
+export function dependencyFile(packageName: string, path: string): URL {
+  const requireFromRoot = createRequire(new URL("package.json", PACKAGE_ROOT));
+  return new URL(path, pathToFileURL(requireFromRoot.resolve(`${packageName}/package.json`)));
 }
 
 /**

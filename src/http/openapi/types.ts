@@ -1,6 +1,6 @@
 /**
  * The parts of OpenAPI 3.1 the gateway's document uses, typed just enough to
- * build it and to render /docs from it. Schemas stay plain JSON: they are
+ * build it and to check it (test/http/openapi.test.ts). Schemas stay plain JSON: they are
  * JSON Schema 2020-12, which OpenAPI 3.1 takes as is.
  */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
