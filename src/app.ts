@@ -21,6 +21,7 @@ import { healthRoutes } from "./http/routes/health.ts";
 import { type MetricsScrape, metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
+import { securityHeaders } from "./http/security-headers.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
 
@@ -98,6 +99,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(strictJsonBody, { bodyLimit: deps.bodyLimit });
   app.register(problemAnswers);
   app.register(authThrottle, { counter: deps.register.hitCounter });
+  app.register(securityHeaders);
   // Response schemas document the answers; they must not rewrite them. The
   // routes send pre-stringified JSON, which Fastify never serializes, and the
   // few objects (health, problem types) go out as JSON.stringify writes them:

@@ -6,6 +6,7 @@ import { StorageUnavailableError } from "../register/port.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER } from "./correlation.ts";
 import { unsupportedBodyProblem } from "./json-body.ts";
+import { setTransportHeaders } from "./security-headers.ts";
 
 /** Fastify's own error codes, translated into ours. */
 const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
@@ -64,6 +65,7 @@ export function problemCodeFor(error: Error): ProblemCode {
 export function frameworkErrorHandler(maxParamLength: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header(CORRELATION_HEADER, request.id);
+    setTransportHeaders(request, reply);
     const answer = routerRefusal(error, request, maxParamLength);
     if (answer.status >= 500) request.log.error({ err: error }, "request failed");
     sendAnswer(reply, answer);

@@ -4,6 +4,8 @@ import type { FormFields } from "./form-body.ts";
 import { consolePaths } from "./paths.ts";
 import { tokensMatch } from "./sessions.ts";
 
+export { overTls } from "../security-headers.ts";
+
 /**
  * Scripts, styles and images from the console's own routes only; nothing
  * inline, no frames, forms post only here. Event bodies are hostile input:
@@ -12,9 +14,9 @@ import { tokensMatch } from "./sessions.ts";
 export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** Besides nosniff and HSTS, which every answer of the gateway carries (security-headers.ts). */
 const HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": CONSOLE_CSP,
-  "x-content-type-options": "nosniff",
   // Not no-referrer: under it browsers send `Origin: null` on same-origin POSTs, which the origin check refuses.
   "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
@@ -26,11 +28,6 @@ const HEADERS: Readonly<Record<string, string>> = {
 export async function addSecurityHeaders(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(HEADERS);
   if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
-}
-
-/** Whether the request came over TLS (directly, or through a proxy trusted with TRUST_PROXY). */
-export function overTls(request: FastifyRequest): boolean {
-  return request.protocol === "https";
 }
 
 /**
