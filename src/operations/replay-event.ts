@@ -1,5 +1,4 @@
-import type { EventStatus } from "../register/event-status.ts";
-import type { EventRecord, EventRegister, ReplayRequest } from "../register/port.ts";
+import type { EventRegister, ReplayRequest, ReplayResult } from "../register/port.ts";
 import { lookUpEvent } from "./look-up-event.ts";
 
 /** The audit trail's bounds, the same whether a replay comes from the admin API or the command line. */
@@ -9,13 +8,8 @@ export const REQUESTED_BY_MAX = 128;
 /** A replay as support asks for it: by event_id, the sender only when several used the id. */
 export type ReplayCommand = Omit<ReplayRequest, "sender"> & { sender?: string | undefined };
 
-export type ReplayOutcome =
-  | { kind: "replayed"; record: EventRecord; fromStatus: EventStatus }
-  | { kind: "missing" }
-  /** Several senders used this event_id; the caller must name one. */
-  | { kind: "ambiguous"; senders: string[] }
-  /** Already SUCCEEDED (without force), or an attempt is running now. */
-  | { kind: "refused"; reason: "succeeded" | "in_flight"; record: EventRecord };
+/** The register's answer, or: several senders used this event_id, and the caller must name one. */
+export type ReplayOutcome = ReplayResult | { kind: "ambiguous"; senders: string[] };
 
 /**
  * Puts one event back to PROCESSING with a fresh attempt budget and records
@@ -27,7 +21,7 @@ export async function replayEvent(register: EventRegister, command: ReplayComman
   const lookup = await lookUpEvent(register, command.eventId, command.sender);
   if (lookup.kind !== "found") return lookup;
   const { requestedBy, reason, force, now } = command;
-  const result = await register.replay({
+  return register.replay({
     sender: lookup.record.sender,
     eventId: command.eventId,
     requestedBy,
@@ -35,12 +29,4 @@ export async function replayEvent(register: EventRegister, command: ReplayComman
     force,
     now,
   });
-  switch (result.result) {
-    case "replayed":
-      return { kind: "replayed", record: result.record, fromStatus: result.fromStatus };
-    case "not_found":
-      return { kind: "missing" };
-    case "refused":
-      return { kind: "refused", reason: result.reason, record: result.record };
-  }
 }

@@ -1,13 +1,32 @@
 import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
-import { ALL_STATUSES, type EventStatus } from "./event-status.ts";
+import type { EventStatus } from "./event-status.ts";
 
 /**
- * The inbound event register, as the rest of the gateway sees it. It is also
- * the delivery queue: an event is pending until 1C has it or it ends FAILED_FINAL.
- * Every backend (SQLite now, PostgreSQL later) implements exactly this.
- * Times are epoch milliseconds.
+ * The inbound event register, as the rest of the gateway sees it: the
+ * composition of the narrow ports below, each with its own conformance suite
+ * (test/register/conformance/). Every backend (SQLite, PostgreSQL) provides
+ * them all through RegisterCore (register-core.ts) and its own statements
+ * (backend.ts). Times are epoch milliseconds.
  */
-export interface EventRegister {
+export interface EventRegister extends EventQueue, EventStore, AuditTrail, RegisterMaintenance {
+  /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
+  ping(): Promise<void>;
+
+  /** The rate limit's counter shared by every instance, where the backend has one (PostgreSQL). */
+  readonly hitCounter?: HitCounter;
+
+  /** The console's sign-ins, kept where every instance sees them. */
+  readonly sessions: SessionStore;
+
+  close(): Promise<void>;
+}
+
+/**
+ * The delivery queue: an event is pending until 1C has it or it ends
+ * FAILED_FINAL. Reserve records, claim leases, settle writes an outcome under
+ * its lease (fencing), replay puts an event back.
+ */
+export interface EventQueue {
   /**
    * Records a new event (PROCESSING, due now), or finds the one already
    * recorded under (sender, eventId), atomically. Throws
@@ -40,16 +59,44 @@ export interface EventRegister {
   /** Puts an event back to pending with a fresh attempt budget, and records who asked and why. */
   replay(request: ReplayRequest): Promise<ReplayResult>;
 
+  /**
+   * Calls `listener` after each committed change that someone may be waiting
+   * for: an event recorded, replayed or settled. Returns the unsubscribe.
+   * The SQLite register sees only its own process's changes: waiters poll
+   * for the rest. A backend with server-side notification sees them all.
+   */
+  watch(listener: (change: RegisterChange) => void): () => void;
+}
+
+/** The events as support and monitoring read them. */
+export interface EventStore {
   find(sender: string, eventId: string): Promise<EventRecord | undefined>;
   /** Every sender's event under this id: support staff know an event by its id alone. */
   findByEventId(eventId: string): Promise<EventRecord[]>;
-  listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]>;
-  listReplays(sender: string, eventId: string): Promise<ReplayRecord[]>;
   /** Oldest first: for bulk work (replay by status and window). */
   list(filter: ListFilter): Promise<EventRecord[]>;
   /** Newest first, keyset-paginated: for people browsing. */
   page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]>;
+  /**
+   * Support's search (the console): events whose event_id, correlation id,
+   * 1C order id or number, or the site's own order id or number (the body's
+   * order.id, order.number) equals `term` exactly; newest first, at most `limit`.
+   */
+  search(term: string, limit: number): Promise<EventRecord[]>;
+  /** Events per status within the list's bounds (sender, since, until): the console's tabs. */
+  countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>>;
+  /** What monitoring needs, in one read: the pending backlog, its oldest event, and the dead letters. */
+  backlog(): Promise<Backlog>;
+}
 
+/** What happened to an event: every delivery attempt, every replay and who asked for it. */
+export interface AuditTrail {
+  listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]>;
+  listReplays(sender: string, eventId: string): Promise<ReplayRecord[]>;
+}
+
+/** Retention and moving registers (`gateway purge`, `gateway import`). */
+export interface RegisterMaintenance {
   /**
    * Deletes at most `batchSize` finished events (SUCCEEDED, FAILED_FINAL) last
    * updated before `olderThan`, with their attempts and replays, in one short
@@ -59,48 +106,13 @@ export interface EventRegister {
   purgeFinished(request: PurgeRequest): Promise<number>;
   /** How many events purgeFinished would take, all batches together: for a dry run. */
   countFinished(request: { olderThan: number }): Promise<number>;
-
-  /** Events per status within the list's bounds (sender, since, until): the console's tabs. */
-  countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>>;
-
-  /** What monitoring needs, in one read: the pending backlog, its oldest event, and the dead letters. */
-  backlog(): Promise<Backlog>;
-
-  /**
-   * Calls `listener` after each committed change that someone may be waiting
-   * for: an event recorded, replayed or settled. Returns the unsubscribe.
-   * The SQLite register sees only its own process's changes: waiters poll
-   * for the rest. A backend with server-side notification sees them all.
-   */
-  watch(listener: (change: RegisterChange) => void): () => void;
-
-  /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
-  ping(): Promise<void>;
-
-  /** The rate limit's counter shared by every instance, where the backend has one (PostgreSQL). */
-  readonly hitCounter?: HitCounter;
-
-  close(): Promise<void>;
-
   /**
    * Writes one event as another register held it (`gateway import`): its row,
    * attempts and replays, in one transaction, so a failure leaves nothing of
    * it. An event already recorded under (sender, eventId) is left as it is:
-   * "present". The lease is not carried over (its holder worked on the old
-   * register), so a pending event can be claimed as soon as it is due; its
-   * fencing token is, so every later claim's token is higher than any before.
+   * "present". The lease is not carried over (rules.ts, importRows).
    */
   importEvent(snapshot: EventSnapshot): Promise<"imported" | "present">;
-
-  /**
-   * Support's search (the console): events whose event_id, correlation id,
-   * 1C order id or number, or the site's own order id or number (the body's
-   * order.id, order.number) equals `term` exactly; newest first, at most `limit`.
-   */
-  search(term: string, limit: number): Promise<EventRecord[]>;
-
-  /** The console's sign-ins, kept where every instance sees them. */
-  readonly sessions: SessionStore;
 }
 
 /**
@@ -281,9 +293,12 @@ export interface ReplayRequest {
 }
 
 export type ReplayResult =
-  | { result: "replayed"; record: EventRecord; fromStatus: EventStatus }
-  | { result: "not_found" }
-  | { result: "refused"; reason: "succeeded" | "in_flight"; record: EventRecord };
+  | { kind: "replayed"; record: EventRecord; fromStatus: EventStatus }
+  | { kind: "missing" }
+  | { kind: "refused"; reason: ReplayRefusal; record: EventRecord };
+
+/** Already SUCCEEDED (replayed only with force), or an attempt holds a live lease now. */
+export type ReplayRefusal = "succeeded" | "in_flight";
 
 export interface Backlog {
   pending: number;
@@ -352,13 +367,6 @@ export class StorageUnavailableError extends Error {
 }
 
 export type StatusCountFilter = Pick<ListFilter, "sender" | "since" | "until">;
-
-/** Every status, counted or 0: a status without events still has its tab. */
-export function statusCounts(rows: readonly { status: string; count: number }[]): Record<EventStatus, number> {
-  const counts = Object.fromEntries(ALL_STATUSES.map((status) => [status, 0])) as Record<EventStatus, number>;
-  for (const row of rows) if (row.status in counts) counts[row.status as EventStatus] = Number(row.count);
-  return counts;
-}
 
 /** Everything the register holds about one event: what `gateway export` writes and `importEvent` takes. */
 export interface EventSnapshot {

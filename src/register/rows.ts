@@ -2,78 +2,81 @@ import type { EventStatus } from "./event-status.ts";
 import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 
 /**
- * The register's rows as every backend's SQL returns them (snake_case, times in epoch
- * ms, flags as 0/1), and their shapes in the port's terms.
+ * The register's rows, defined once: each table's columns in table order with
+ * their SQL types, the row type every backend's SQL returns (snake_case, times
+ * in epoch ms, flags as 0/1), and the mapping between rows and the port's
+ * records. Backends spell their statements from these lists; the schema
+ * itself is in each backend's migrations.
  */
 
-export interface EventRow {
-  sender: string;
-  event_id: string;
-  fingerprint: string;
-  policy_version: string;
-  status: EventStatus;
-  correlation_id: string;
-  body: string;
-  response_status: number | null;
-  response_body: string | null;
-  order_id: string | null;
-  order_number: string | null;
-  last_error: string | null;
-  last_error_class: string | null;
-  attempts: number;
-  finished_attempts: number;
-  round_attempts: number;
-  round_started_at: number;
-  lease_owner: string | null;
-  lease_token: number;
-  lease_until: number | null;
-  next_attempt_at: number | null;
-  received_at: number;
-  updated_at: number;
-}
+/** A column's type as both backends declare it; "?" marks a nullable column; a flag is 0/1 (boolean in PostgreSQL). */
+type ColumnType = "text" | "integer" | "bigint" | "flag" | "text?" | "integer?" | "bigint?" | "flag?";
+type ValueOf<T> = T extends `${infer Base}?` ? ValueOf<Base> | null : T extends "text" ? string : number;
+type RowOf<Columns> = { -readonly [Name in keyof Columns]: ValueOf<Columns[Name]> };
 
-export interface AttemptRow {
-  attempt: number;
-  lease_token: number;
-  worker: string;
-  started_at: number;
-  finished_at: number | null;
-  duration_ms: number | null;
-  outcome: string | null;
-  http_status: number | null;
-  error_class: string | null;
-  detail: string | null;
-  applied: number | null;
-}
+export const EVENT_COLUMNS = {
+  sender: "text",
+  event_id: "text",
+  fingerprint: "text",
+  policy_version: "text",
+  status: "text",
+  correlation_id: "text",
+  body: "text",
+  response_status: "integer?",
+  response_body: "text?",
+  order_id: "text?",
+  order_number: "text?",
+  last_error: "text?",
+  last_error_class: "text?",
+  attempts: "integer",
+  finished_attempts: "integer",
+  round_attempts: "integer",
+  round_started_at: "bigint",
+  lease_owner: "text?",
+  lease_token: "bigint",
+  lease_until: "bigint?",
+  next_attempt_at: "bigint?",
+  received_at: "bigint",
+  updated_at: "bigint",
+} as const satisfies Record<string, ColumnType>;
 
-export interface ReplayRow {
-  requested_by: string;
-  reason: string;
-  forced: number;
-  from_status: string;
-  requested_at: number;
+/** delivery_attempts without its key (id, sender, event_id): what an attempt says. */
+export const ATTEMPT_COLUMNS = {
+  attempt: "integer",
+  lease_token: "bigint",
+  worker: "text",
+  started_at: "bigint",
+  finished_at: "bigint?",
+  duration_ms: "integer?",
+  outcome: "text?",
+  http_status: "integer?",
+  error_class: "text?",
+  detail: "text?",
+  applied: "flag?",
+} as const satisfies Record<string, ColumnType>;
+
+/** event_replays without its key (id, sender, event_id). */
+export const REPLAY_COLUMNS = {
+  requested_by: "text",
+  reason: "text",
+  forced: "flag",
+  from_status: "text",
+  requested_at: "bigint",
+} as const satisfies Record<string, ColumnType>;
+
+export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
+export type AttemptRow = RowOf<typeof ATTEMPT_COLUMNS>;
+export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
+
+/** A table's column names, in table order. */
+export function columnNames<Columns extends Record<string, ColumnType>>(columns: Columns): (keyof Columns & string)[] {
+  return Object.keys(columns);
 }
 
 export function claimOf(row: EventRow): Claim {
   return {
     record: toRecord(row),
     lease: { sender: row.sender, eventId: row.event_id, owner: row.lease_owner ?? "", token: row.lease_token },
-  };
-}
-
-export function toAttempt(row: AttemptRow): AttemptRecord {
-  return {
-    attempt: row.attempt,
-    leaseToken: row.lease_token,
-    worker: row.worker,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.duration_ms,
-    outcome: row.outcome,
-    httpStatus: row.http_status,
-    errorClass: row.error_class,
-    detail: row.detail,
-    applied: row.applied === null ? null : row.applied === 1,
   };
 }
 
@@ -106,17 +109,7 @@ export function toRecord(row: EventRow): EventRecord {
   };
 }
 
-export function toReplay(row: ReplayRow): ReplayRecord {
-  return {
-    requestedBy: row.requested_by,
-    reason: row.reason,
-    forced: row.forced === 1,
-    fromStatus: row.from_status,
-    requestedAt: row.requested_at,
-  };
-}
-
-/** The other way: a record as the row it came from (for `gateway export`, which writes rows). */
+/** The other way: a record as the row it came from (`gateway export` writes rows, importEvent inserts them). */
 export function toRow(record: EventRecord): EventRow {
   return {
     sender: record.sender,
@@ -142,5 +135,57 @@ export function toRow(record: EventRecord): EventRow {
     next_attempt_at: record.nextAttemptAt,
     received_at: record.receivedAt,
     updated_at: record.updatedAt,
+  };
+}
+
+export function toAttempt(row: AttemptRow): AttemptRecord {
+  return {
+    attempt: row.attempt,
+    leaseToken: row.lease_token,
+    worker: row.worker,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.duration_ms,
+    outcome: row.outcome,
+    httpStatus: row.http_status,
+    errorClass: row.error_class,
+    detail: row.detail,
+    applied: row.applied === null ? null : row.applied === 1,
+  };
+}
+
+export function attemptRow(attempt: AttemptRecord): AttemptRow {
+  return {
+    attempt: attempt.attempt,
+    lease_token: attempt.leaseToken,
+    worker: attempt.worker,
+    started_at: attempt.startedAt,
+    finished_at: attempt.finishedAt,
+    duration_ms: attempt.durationMs,
+    outcome: attempt.outcome,
+    http_status: attempt.httpStatus,
+    error_class: attempt.errorClass,
+    detail: attempt.detail,
+    applied: attempt.applied === null ? null : Number(attempt.applied),
+  };
+}
+
+export function toReplay(row: ReplayRow): ReplayRecord {
+  return {
+    requestedBy: row.requested_by,
+    reason: row.reason,
+    forced: row.forced === 1,
+    fromStatus: row.from_status,
+    requestedAt: row.requested_at,
+  };
+}
+
+export function replayRow(replay: ReplayRecord): ReplayRow {
+  return {
+    requested_by: replay.requestedBy,
+    reason: replay.reason,
+    forced: Number(replay.forced),
+    from_status: replay.fromStatus,
+    requested_at: replay.requestedAt,
   };
 }

@@ -206,7 +206,7 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
       force: false,
       now,
     });
-    expect(replayed.result).toBe("replayed");
+    expect(replayed.kind).toBe("replayed");
     await step(d);
     expect(await register.find("default", "evt-pe")).toMatchObject({
       status: "FAILED_RETRYABLE",

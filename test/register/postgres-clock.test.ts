@@ -128,8 +128,8 @@ describe.skipIf(!pg.enabled)("PostgreSQL register: whose clock", () => {
         force: false,
         now: aheadNow(),
       });
-      expect(replay.result).toBe(result);
-      if (replay.result === "refused") expect(replay.reason).toBe("in_flight");
+      expect(replay.kind).toBe(result);
+      if (replay.kind === "refused") expect(replay.reason).toBe("in_flight");
     },
   );
 

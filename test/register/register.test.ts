@@ -217,7 +217,7 @@ describe.each(registerBackends())("register on $name", (backend) => {
       now: T0 + 100,
     });
     expect(replayed).toMatchObject({
-      result: "replayed",
+      kind: "replayed",
       fromStatus: "FAILED_FINAL",
       record: { status: "PROCESSING", attempts: 1, roundAttempts: 0, response: null, nextAttemptAt: T0 + 100 },
     });
@@ -236,13 +236,13 @@ describe.each(registerBackends())("register on $name", (backend) => {
 
   it("refuses to replay a SUCCEEDED event without force, an event in flight, and an unknown one", async () => {
     const base = { sender: "default", eventId: "evt-1", requestedBy: "x", reason: "y", force: false, now: T0 };
-    expect(await register.replay(base)).toEqual({ result: "not_found" });
+    expect(await register.replay(base)).toEqual({ kind: "missing" });
     await register.reserve(reserveRequest());
     const claim = await claimOne();
-    expect(await register.replay(base)).toMatchObject({ result: "refused", reason: "in_flight" });
+    expect(await register.replay(base)).toMatchObject({ kind: "refused", reason: "in_flight" });
     await register.settle(claim.lease, { status: EventStatus.SUCCEEDED, order, response: snapshot }, report, T0 + 1);
-    expect(await register.replay({ ...base, now: T0 + 2 })).toMatchObject({ result: "refused", reason: "succeeded" });
-    expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ result: "replayed" });
+    expect(await register.replay({ ...base, now: T0 + 2 })).toMatchObject({ kind: "refused", reason: "succeeded" });
+    expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ kind: "replayed" });
   });
 
   it("lists events by status and time window", async () => {

@@ -1,5 +1,12 @@
 import { EventStatus } from "../../src/register/event-status.ts";
-import type { EventRecord, RegisterChange, ReserveRequest } from "../../src/register/port.ts";
+import type {
+  AttemptReport,
+  ClaimRequest,
+  EventRecord,
+  RegisterChange,
+  ReserveRequest,
+  Settlement,
+} from "../../src/register/port.ts";
 
 export const T0 = Date.parse("2026-11-30T10:00:00Z");
 
@@ -66,3 +73,14 @@ export const SEARCH_INDEXES = [
   "inbound_events_by_site_order_id",
   "inbound_events_by_site_order_number",
 ];
+
+/** A claim by worker-a at T0: a one-second lease on at most ten due events. */
+export function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {
+  return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, ...patch };
+}
+
+/** What 1C created, the answer it gave, the attempt's report, and the settlement they make. */
+export const order = { id: "o-1", number: "ORD-1" };
+export const responseSnapshot = { status: 201, body: '{"ok":true}' };
+export const report: AttemptReport = { startedAt: T0, durationMs: 12, outcome: "delivered", httpStatus: 201 };
+export const succeeded: Settlement = { status: EventStatus.SUCCEEDED, order, response: responseSnapshot };

@@ -14,6 +14,8 @@ import { tempDir } from "./temp.ts";
  */
 export interface RegisterBackend {
   name: "sqlite" | "postgres";
+  /** Whether its register offers a hit counter every instance shares (port.ts, HitCounter). */
+  sharesCounters: boolean;
   setup(): Promise<void>;
   reset(): Promise<void>;
   open(): Promise<EventRegister>;
@@ -36,6 +38,7 @@ abstract class Tracked {
 
 export class SqliteBackend extends Tracked implements RegisterBackend {
   readonly name = "sqlite";
+  readonly sharesCounters = false;
   #dirs: ReturnType<typeof tempDir>[] = [];
   #file = "";
 
@@ -66,6 +69,7 @@ export class SqliteBackend extends Tracked implements RegisterBackend {
 
 export class PostgresBackend extends Tracked implements RegisterBackend {
   readonly name = "postgres";
+  readonly sharesCounters = true;
   #database: TestDatabase | undefined;
 
   get database(): TestDatabase {

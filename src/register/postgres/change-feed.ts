@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import type { ChangeFeed } from "../backend.ts";
 import { ALL_STATUSES, type EventStatus } from "../event-status.ts";
 import type { EventChange, RegisterChange } from "../port.ts";
 import { CHANGES_CHANNEL, type ChangeNotice } from "./statements.ts";
@@ -27,7 +28,7 @@ const RETRY_MAX_MS = 5000;
  * publish, or sent while the LISTEN connection was being re-established, is
  * missed: the waiters' and the deliverers' polling finds that change.
  */
-export class ChangeFeed {
+export class PostgresChangeFeed implements ChangeFeed {
   readonly #origin: string;
   readonly #listeners = new Set<Listener>();
   readonly #connection: postgres.Sql;
@@ -68,8 +69,8 @@ export class ChangeFeed {
     origin: string,
     connectTimeoutSeconds: number,
     publish: Publish,
-  ): Promise<ChangeFeed> {
-    const feed = new ChangeFeed(url, origin, connectTimeoutSeconds, publish);
+  ): Promise<PostgresChangeFeed> {
+    const feed = new PostgresChangeFeed(url, origin, connectTimeoutSeconds, publish);
     try {
       await feed.#listen();
     } catch (error) {

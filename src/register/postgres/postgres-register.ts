@@ -1,36 +1,18 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
-import { EventStatus } from "../event-status.ts";
+import type { BackendStatements } from "../backend.ts";
 import {
-  type AttemptRecord,
   type AttemptReport,
-  type Backlog,
-  type Claim,
-  type ClaimRequest,
-  type EventChange,
-  type EventRecord,
-  type EventRegister,
-  type EventSnapshot,
   type HitCounter,
   type Lease,
-  type ListFilter,
-  type PageCursor,
-  type PurgeRequest,
-  type RegisterChange,
-  type ReplayRecord,
-  type ReplayRequest,
-  type ReplayResult,
   type ReserveRequest,
-  type ReserveResult,
-  type SessionStore,
   type Settlement,
-  type StatusCountFilter,
   StorageUnavailableError,
-  statusCounts,
 } from "../port.ts";
-import { claimOf, type EventRow, toAttempt, toRecord, toReplay } from "../rows.ts";
-import { searchRows } from "../search-term.ts";
-import { ChangeFeed } from "./change-feed.ts";
+import { RegisterCore } from "../register-core.ts";
+import type { EventRow } from "../rows.ts";
+import { replayRefusal } from "../rules.ts";
+import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
 import { migrate } from "./migrate.ts";
 import { PostgresSessionStore } from "./session-store.ts";
@@ -38,25 +20,20 @@ import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 import { TickBatcher } from "./tick-batcher.ts";
 
-interface SettleJob {
-  params: q.SettleParams;
-  settlement: Settlement;
-}
-
-/** The settled row, or none when the lease was lost (a batch's answer is never undefined itself). */
-interface SettleDone {
-  row: EventRow | undefined;
-}
-
 /** One string per (sender, event_id): for maps, and for one order all batches agree on. */
 function eventKey(sender: string, eventId: string): string {
   return `${sender}\u0000${eventId}`;
 }
 
-function compareKeys(a: SettleJob, b: SettleJob): number {
-  const left = eventKey(a.params.sender, a.params.eventId);
-  const right = eventKey(b.params.sender, b.params.eventId);
+function compareLeases(a: q.SettleParams, b: q.SettleParams): number {
+  const left = eventKey(a.lease.sender, a.lease.eventId);
+  const right = eventKey(b.lease.sender, b.lease.eventId);
   return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/** The settled row, or none when the lease was lost (a batch's answer is never undefined itself). */
+interface SettleDone {
+  row: EventRow | undefined;
 }
 
 export interface PostgresRegisterOptions {
@@ -83,20 +60,91 @@ export interface PostgresRegisterOptions {
  * against one clock, whatever its own says. The callers' values still carry
  * the policy's delays (a retry's backoff), measured from the callers' now.
  */
-export class PostgresRegister implements EventRegister {
+export class PostgresRegister extends RegisterCore {
   readonly #sql: q.Sql;
-  readonly #feed: ChangeFeed;
-  readonly #clock: q.ClockSource;
-  readonly #reservations = new TickBatcher<ReserveRequest, ReserveResult>((batch) => this.#reserveBatch(batch));
-  readonly #settles = new TickBatcher<SettleJob, SettleDone>((batch) => this.#settleBatch(batch));
-  #closing: Promise<void> | undefined;
-  readonly sessions: SessionStore;
+  readonly #feed: PostgresChangeFeed;
 
-  private constructor(sql: q.Sql, feed: ChangeFeed, clock: q.ClockSource) {
+  private constructor(sql: q.Sql, feed: PostgresChangeFeed, clock: q.ClockSource) {
+    const reservations = new TickBatcher<ReserveRequest, ReserveResultRow>((batch) => reserveBatch(sql, clock, batch));
+    const settles = new TickBatcher<q.SettleParams, SettleDone>((batch) => settleBatch(sql, batch));
+    let closing: Promise<void> | undefined;
+    const backend: BackendStatements = {
+      queue: {
+        reserve: (request) => storage(() => reservations.submit(request)),
+        claim: (request) => storage(() => q.claimDue(sql, { ...request, clock })),
+        settle: async (lease: Lease, settlement: Settlement, report: AttemptReport, now: number) => {
+          const params: q.SettleParams = {
+            lease,
+            settlement,
+            now,
+            clock,
+            durationMs: report.durationMs,
+            outcome: report.outcome,
+            httpStatus: report.httpStatus ?? null,
+            errorClass: report.errorClass ?? null,
+            detail: report.detail ?? null,
+          };
+          return (await storage(() => settles.submit(params))).row;
+        },
+        bringForward: (now) => storage(() => q.bringForward(sql, { now, clock })),
+        // One short transaction: the row is locked while the refusal is decided on it.
+        replay: (request) =>
+          storage(() =>
+            sql.begin(async (tx) => {
+              const locked = await q.selectEventForUpdate(tx, request.sender, request.eventId, { ...request, clock });
+              if (locked === undefined) return { kind: "missing" } as const;
+              const { row, now } = locked;
+              const refusal = replayRefusal(row, request.force, now);
+              if (refusal !== undefined) return { kind: "refused", reason: refusal, row } as const;
+              const replayed = await q.replayEvent(tx, request, row, now);
+              return { kind: "replayed", row: replayed, fromStatus: row.status } as const;
+            }),
+          ),
+      },
+      store: {
+        find: (sender, eventId) => storage(() => q.selectEvent(sql, sender, eventId)),
+        findByEventId: (eventId) => storage(() => q.selectByEventId(sql, eventId)),
+        list: (filter) => storage(() => q.list(sql, filter)),
+        page: (filter) => storage(() => q.page(sql, filter)),
+        search: (term, limit) => storage(() => q.search(sql, term, limit)),
+        countByStatus: (filter) => storage(() => q.countByStatus(sql, filter)),
+        backlog: () => storage(() => q.backlog(sql)),
+      },
+      audit: {
+        attempts: (sender, eventId) => storage(() => q.selectAttempts(sql, sender, eventId)),
+        replays: (sender, eventId) => storage(() => q.selectReplays(sql, sender, eventId)),
+      },
+      maintenance: {
+        // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
+        purge: (request) => storage(() => q.purge(sql, request.olderThan, request.batchSize)),
+        countFinished: (olderThan) => storage(() => q.countFinished(sql, olderThan)),
+        importEvent: (rows) => storage(() => importSnapshot(sql, rows)),
+      },
+      sessions: new PostgresSessionStore(sql, clock),
+      hitCounter: {
+        hit: async (key, windowMs) => {
+          const { hits, reset_in } = await storage(() => q.countHit(sql, key, windowMs));
+          return { hits, resetInMs: reset_in };
+        },
+      } satisfies HitCounter,
+      feed,
+      /** The server answers and takes writes: not a standby left behind by a failover. */
+      ping: async () => {
+        const writable = await storage(() => q.acceptsWrites(sql));
+        if (!writable) throw new StorageUnavailableError("PostgreSQL is in recovery (a standby): it takes no writes");
+      },
+      close: () => {
+        closing ??= (async () => {
+          await feed.close();
+          // Callers close after their work has stopped; a connection to a vanished server must not hold shutdown.
+          await sql.end({ timeout: 2 });
+        })();
+        return closing;
+      },
+    };
+    super(backend);
     this.#sql = sql;
     this.#feed = feed;
-    this.#clock = clock;
-    this.sessions = new PostgresSessionStore(sql, clock);
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
@@ -125,7 +173,7 @@ export class PostgresRegister implements EventRegister {
     try {
       await storage(() => migrate(sql));
       const feed = await storage(() =>
-        ChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) => q.publish(sql, notices)),
+        PostgresChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) => q.publish(sql, notices)),
       );
       return new PostgresRegister(sql, feed, options.clock ?? "database");
     } catch (error) {
@@ -134,246 +182,75 @@ export class PostgresRegister implements EventRegister {
     }
   }
 
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    const result = await storage(() => this.#reservations.submit(request));
-    if (result.outcome === "created") this.#changed("recorded", result.record);
-    return result;
-  }
-
-  /**
-   * The reservations of one event-loop turn: one INSERT for all, then one
-   * SELECT for the keys that were there already. Read committed: a
-   * concurrent insert of the same key makes ours wait for its commit and do
-   * nothing; the SELECT, a new statement, then sees that row.
-   */
-  async #reserveBatch(batch: readonly ReserveRequest[]): Promise<ReserveResult[]> {
-    const params = batch.map((request) => ({ ...request, clock: this.#clock }));
-    const inserted = await q.insertEvents(this.#sql, params, this.#clock);
-    const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
-    const others = batch.filter((_, index) => !createdAt.has(index));
-    const existing = others.length === 0 ? [] : await q.selectEvents(this.#sql, others);
-    const existingByKey = new Map(existing.map((row) => [eventKey(row.sender, row.event_id), row]));
-    return Promise.all(
-      batch.map(async (request, index): Promise<ReserveResult> => {
-        const created = createdAt.get(index);
-        if (created !== undefined) return { outcome: "created", record: toRecord(created) };
-        const row = existingByKey.get(eventKey(request.sender, request.eventId));
-        if (row !== undefined) return { outcome: "existing", record: toRecord(row) };
-        return this.#reserveAlone(request);
-      }),
-    );
-  }
-
-  /** Purged between the batch's two statements: the key is free again, so insert once more, alone. */
-  async #reserveAlone(request: ReserveRequest): Promise<ReserveResult> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const inserted = await q.insertEvent(this.#sql, { ...request, clock: this.#clock });
-      if (inserted !== undefined) return { outcome: "created", record: toRecord(inserted) };
-      const existing = await q.selectEvent(this.#sql, request.sender, request.eventId);
-      if (existing !== undefined) return { outcome: "existing", record: toRecord(existing) };
-    }
-    throw new Error(`event ${request.eventId} keeps vanishing between insert and select`);
-  }
-
-  watch(listener: (change: RegisterChange) => void): () => void {
-    return this.#feed.watch(listener);
-  }
-
-  /** After the commit, never inside the transaction: a woken waiter must find the change. */
-  #changed(kind: EventChange["kind"], record: EventRecord): void {
-    this.#feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
-  }
-
-  async claim(request: ClaimRequest): Promise<Claim[]> {
-    const rows = await storage(() =>
-      q.claimDue(this.#sql, {
-        owner: request.owner,
-        now: request.now,
-        clock: this.#clock,
-        leaseMs: request.leaseMs,
-        limit: request.limit,
-        only: request.only,
-      }),
-    );
-    return rows.map(claimOf);
-  }
-
-  async settle(
-    lease: Lease,
-    settlement: Settlement,
-    report: AttemptReport,
-    now: number,
-  ): Promise<EventRecord | undefined> {
-    const params: q.SettleParams = {
-      sender: lease.sender,
-      eventId: lease.eventId,
-      token: lease.token,
-      now,
-      clock: this.#clock,
-      durationMs: report.durationMs,
-      outcome: report.outcome,
-      httpStatus: report.httpStatus ?? null,
-      errorClass: report.errorClass ?? null,
-      detail: report.detail ?? null,
-    };
-    const { row } = await storage(() => this.#settles.submit({ params, settlement }));
-    if (row === undefined) return undefined;
-    const record = toRecord(row);
-    this.#changed("settled", record);
-    return record;
-  }
-
-  /**
-   * The outcomes of one event-loop turn: one transaction with its statements
-   * pipelined, so one round trip and one commit (one WAL flush) serve them
-   * all. Each stays fenced by its own lease token. In key order, so two
-   * workers' batches never take the same rows in opposite orders.
-   */
-  async #settleBatch(batch: readonly SettleJob[]): Promise<SettleDone[]> {
-    if (batch.length === 1) {
-      const [job] = batch as [SettleJob];
-      return [{ row: await q.settleEvent(this.#sql, job.params, job.settlement) }];
-    }
-    const sorted = batch.map((job, index) => ({ job, index })).sort((a, b) => compareKeys(a.job, b.job));
-    const rows = await this.#sql.begin((tx) =>
-      Promise.all(sorted.map(({ job }) => q.settleEvent(tx, job.params, job.settlement))),
-    );
-    const done: SettleDone[] = [];
-    sorted.forEach(({ index }, position) => {
-      done[index] = { row: rows[position] };
-    });
-    return done;
-  }
-
-  async bringForwardRetries(now: number): Promise<number> {
-    const count = await storage(() => q.bringForward(this.#sql, { now, clock: this.#clock }));
-    if (count > 0) this.#feed.local({ kind: "rescheduled", count });
-    return count;
-  }
-
-  async replay(request: ReplayRequest): Promise<ReplayResult> {
-    const { sender, eventId, now } = request;
-    // One short transaction: the row is locked while the refusals are decided on it.
-    const result = await storage(() =>
-      this.#sql.begin(async (tx): Promise<ReplayResult> => {
-        const locked = await q.selectEventForUpdate(tx, sender, eventId, { now, clock: this.#clock });
-        if (locked === undefined) return { result: "not_found" };
-        const { leased, ...row } = locked;
-        const record = toRecord(row);
-        if (row.status === EventStatus.SUCCEEDED && !request.force)
-          return { result: "refused", reason: "succeeded", record };
-        if (leased) return { result: "refused", reason: "in_flight", record };
-        const replayed = await q.replayEvent(tx, {
-          sender,
-          eventId,
-          requestedBy: request.requestedBy,
-          reason: request.reason,
-          forced: request.force,
-          fromStatus: row.status,
-          now,
-          clock: this.#clock,
-        });
-        if (replayed === undefined) throw new Error("row vanished inside its own transaction");
-        return { result: "replayed", record: toRecord(replayed), fromStatus: row.status };
-      }),
-    );
-    if (result.result === "replayed") this.#changed("replayed", result.record);
-    return result;
-  }
-
-  async purgeFinished(request: PurgeRequest): Promise<number> {
-    // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
-    return storage(() => q.purge(this.#sql, request.olderThan, request.batchSize));
-  }
-
-  async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
-    const row = await storage(() => q.selectEvent(this.#sql, sender, eventId));
-    return row === undefined ? undefined : toRecord(row);
-  }
-
-  async findByEventId(eventId: string): Promise<EventRecord[]> {
-    return (await storage(() => q.selectByEventId(this.#sql, eventId))).map(toRecord);
-  }
-
-  async listReplays(sender: string, eventId: string): Promise<ReplayRecord[]> {
-    return (await storage(() => q.selectReplays(this.#sql, sender, eventId))).map(toReplay);
-  }
-
-  async listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]> {
-    return (await storage(() => q.selectAttempts(this.#sql, sender, eventId))).map(toAttempt);
-  }
-
-  async list(filter: ListFilter): Promise<EventRecord[]> {
-    return (await storage(() => q.list(this.#sql, filter))).map(toRecord);
-  }
-
-  async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
-    return (await storage(() => q.page(this.#sql, filter))).map(toRecord);
-  }
-
-  async search(term: string, limit: number): Promise<EventRecord[]> {
-    const rows = searchRows(term, limit);
-    if (rows === 0) return [];
-    return (await storage(() => q.search(this.#sql, term, rows))).map(toRecord);
-  }
-
-  async countFinished(request: { olderThan: number }): Promise<number> {
-    return storage(() => q.countFinished(this.#sql, request.olderThan));
-  }
-
-  async countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>> {
-    return statusCounts(await storage(() => q.countByStatus(this.#sql, filter)));
-  }
-
-  async backlog(): Promise<Backlog> {
-    const row = await storage(() => q.backlog(this.#sql));
-    return {
-      pending: row?.pending ?? 0,
-      oldestPendingReceivedAt: row?.oldest ?? null,
-      failedFinal: row?.failed_final ?? 0,
-    };
-  }
-
-  /** The server answers and takes writes: not a standby left behind by a failover. */
-  async ping(): Promise<void> {
-    const writable = await storage(() => q.acceptsWrites(this.#sql));
-    if (!writable) throw new StorageUnavailableError("PostgreSQL is in recovery (a standby): it takes no writes");
-  }
-
   /** What the connections really run with, for diagnostics and tests. */
   async durability(): Promise<{ synchronousCommit: string }> {
     const rows = await storage(() => this.#sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`);
     return { synchronousCommit: rows[0]?.synchronous_commit ?? "unknown" };
   }
 
-  readonly hitCounter: HitCounter = {
-    hit: async (key, windowMs) => {
-      const { hits, reset_in } = await storage(() => q.countHit(this.#sql, key, windowMs));
-      return { hits, resetInMs: reset_in };
-    },
-  };
-
   /** Whether other instances' changes reach this one's watchers now. */
   get listening(): boolean {
     return this.#feed.listening;
   }
+}
 
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
-      await this.#feed.close();
-      // Callers close after their work has stopped; a connection to a vanished server must not hold shutdown.
-      await this.#sql.end({ timeout: 2 });
-    })();
-    return this.#closing;
-  }
+type ReserveResultRow = { created: boolean; row: EventRow };
 
-  async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
-    const row = await storage(() => importSnapshot(this.#sql, snapshot));
-    if (row === undefined) return "present";
-    // This instance's watchers only: other instances' deliverers find it at their next poll.
-    if (row.status === EventStatus.PROCESSING || row.status === EventStatus.FAILED_RETRYABLE) {
-      this.#changed("recorded", toRecord(row));
-    }
-    return "imported";
+/**
+ * The reservations of one event-loop turn: one INSERT for all, then one
+ * SELECT for the keys that were there already. Read committed: a
+ * concurrent insert of the same key makes ours wait for its commit and do
+ * nothing; the SELECT, a new statement, then sees that row.
+ */
+async function reserveBatch(
+  sql: q.Sql,
+  clock: q.ClockSource,
+  batch: readonly ReserveRequest[],
+): Promise<ReserveResultRow[]> {
+  const params = batch.map((request) => ({ ...request, clock }));
+  const inserted = await q.insertEvents(sql, params, clock);
+  const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
+  const others = batch.filter((_, index) => !createdAt.has(index));
+  const existing = others.length === 0 ? [] : await q.selectEventsByKeys(sql, others);
+  const existingByKey = new Map(existing.map((row) => [eventKey(row.sender, row.event_id), row]));
+  return Promise.all(
+    batch.map(async (request, index): Promise<ReserveResultRow> => {
+      const created = createdAt.get(index);
+      if (created !== undefined) return { created: true, row: created };
+      const row = existingByKey.get(eventKey(request.sender, request.eventId));
+      if (row !== undefined) return { created: false, row };
+      return reserveAlone(sql, { ...request, clock });
+    }),
+  );
+}
+
+/** Purged between the batch's two statements: the key is free again, so insert once more, alone. */
+async function reserveAlone(sql: q.Sql, request: q.ReserveParams): Promise<ReserveResultRow> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await q.insertEvent(sql, request);
+    if (inserted !== undefined) return { created: true, row: inserted };
+    const existing = await q.selectEvent(sql, request.sender, request.eventId);
+    if (existing !== undefined) return { created: false, row: existing };
   }
+  throw new Error(`event ${request.eventId} keeps vanishing between insert and select`);
+}
+
+/**
+ * The outcomes of one event-loop turn: one transaction with its statements
+ * pipelined, so one round trip and one commit (one WAL flush) serve them
+ * all. Each stays fenced by its own lease token. In key order, so two
+ * workers' batches never take the same rows in opposite orders.
+ */
+async function settleBatch(sql: q.Sql, batch: readonly q.SettleParams[]): Promise<SettleDone[]> {
+  if (batch.length === 1) {
+    const [params] = batch as [q.SettleParams];
+    return [{ row: await q.settleEvent(sql, params) }];
+  }
+  const sorted = batch.map((params, index) => ({ params, index })).sort((a, b) => compareLeases(a.params, b.params));
+  const rows = await sql.begin((tx) => Promise.all(sorted.map(({ params }) => q.settleEvent(tx, params))));
+  const done: SettleDone[] = [];
+  sorted.forEach(({ index }, position) => {
+    done[index] = { row: rows[position] };
+  });
+  return done;
 }

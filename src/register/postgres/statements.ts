@@ -1,13 +1,22 @@
 import type postgres from "postgres";
-import { EventStatus } from "../event-status.ts";
-import type { ListFilter, PageCursor, RegisterChange, Settlement } from "../port.ts";
-import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
+import type {
+  Backlog,
+  ClaimRequest,
+  Lease,
+  ListFilter,
+  PageCursor,
+  RegisterChange,
+  ReplayRequest,
+  Settlement,
+} from "../port.ts";
+import { ATTEMPT_COLUMNS, type AttemptRow, type EventRow, REPLAY_COLUMNS, type ReplayRow } from "../rows.ts";
+import { FINISHED_SQL, PENDING_SQL, replayAudit, replayedColumns, settledColumns, settleReleases } from "../rules.ts";
 
 /**
- * Every SQL statement of the PostgreSQL register (migrations aside). Each
- * write that someone may wait for sends its pg_notify from inside the same
- * statement, so the notification goes out exactly when the change commits.
+ * Every SQL statement of the PostgreSQL register (migrations aside).
  * Statements run in autocommit unless the caller passes a transaction.
+ * Changes are told to other instances by publish(), after their commits,
+ * never from inside a write (change-feed.ts says why).
  */
 
 /** bigint (int8) columns hold epoch milliseconds and counts: well inside a double's exact range. */
@@ -42,7 +51,7 @@ function nowOf(db: Db, at: At) {
   return at.clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`${at.now}::bigint`;
 }
 
-const pending = (db: Db) => db`status IN ('PROCESSING','FAILED_RETRYABLE')`;
+const pending = (db: Db) => db.unsafe(PENDING_SQL);
 const due = (db: Db, at: At) =>
   db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${nowOf(db, at)}) AND next_attempt_at <= ${nowOf(db, at)}`;
 
@@ -105,8 +114,8 @@ export async function insertEvents(
       JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id`;
 }
 
-/** The rows of these keys that exist; absent keys are simply missing. */
-export function selectEvents(db: Db, keys: readonly { sender: string; eventId: string }[]) {
+/** The rows of these keys that exist; absent keys are simply not there. */
+export function selectEventsByKeys(db: Db, keys: readonly { sender: string; eventId: string }[]) {
   return db<EventRow[]>`
     SELECT e.* FROM inbound_events e
       JOIN unnest(${keys.map((k) => k.sender)}::text[], ${keys.map((k) => k.eventId)}::text[]) AS k(sender, event_id)
@@ -118,25 +127,23 @@ export async function selectEvent(db: Db, sender: string, eventId: string): Prom
   return rows[0];
 }
 
-/** The same, locked until the transaction ends, and whether a lease holds it now: replay decides on it. */
+/** The row locked until the transaction ends, with the statement's now: replay decides on them. */
 export async function selectEventForUpdate(
   db: Db,
   sender: string,
   eventId: string,
   at: At,
-): Promise<(EventRow & { leased: boolean }) | undefined> {
-  const rows = await db<(EventRow & { leased: boolean })[]>`
-    SELECT *, coalesce(lease_until > ${nowOf(db, at)}, false) AS leased
-      FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId} FOR UPDATE`;
-  return rows[0];
+): Promise<{ row: EventRow; now: number } | undefined> {
+  const rows = await db<(EventRow & { clock_now: number })[]>`
+    SELECT *, ${nowOf(db, at)} AS clock_now FROM inbound_events
+     WHERE sender = ${sender} AND event_id = ${eventId} FOR UPDATE`;
+  const locked = rows[0];
+  if (locked === undefined) return undefined;
+  const { clock_now: now, ...row } = locked;
+  return { row, now };
 }
 
-export interface ClaimParams extends At {
-  owner: string;
-  leaseMs: number;
-  limit: number;
-  only: { sender: string; eventId: string } | undefined;
-}
+export type ClaimParams = ClaimRequest & At;
 
 /**
  * One statement per batch: lock due rows nobody else is locking (SKIP LOCKED:
@@ -168,9 +175,8 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
 }
 
 export interface SettleParams extends At {
-  sender: string;
-  eventId: string;
-  token: number;
+  lease: Lease;
+  settlement: Settlement;
   durationMs: number;
   outcome: string;
   httpStatus: number | null;
@@ -179,43 +185,31 @@ export interface SettleParams extends At {
 }
 
 /**
- * Writes the outcome only under the newest lease (fencing), and the attempt's
- * own row either way, with `applied` saying which: one statement.
+ * Writes the outcome (rules.ts, settledColumns) only under the newest lease
+ * (fencing), and the attempt's own row either way, with `applied` saying
+ * which: one statement.
  */
-export async function settleEvent(db: Db, p: SettleParams, settlement: Settlement): Promise<EventRow | undefined> {
+export async function settleEvent(db: Db, p: SettleParams): Promise<EventRow | undefined> {
   const now = nowOf(db, p);
-  const released = db`lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1`;
+  const { sender, eventId, token } = p.lease;
+  const { next_attempt_at: nextAttemptAt, ...columns } = settledColumns(p.settlement);
+  const next = nextAttemptAt === null ? db`NULL` : db`${now} + ${retryDelay(nextAttemptAt, p)}::bigint`;
   const rows = await db<EventRow[]>`
     WITH settled AS (
-      UPDATE inbound_events SET ${settlementSet(db, settlement, p)}, ${released}, updated_at = ${now}
-       WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token} AND ${pending(db)}
+      UPDATE inbound_events
+         SET ${db(columns)}, next_attempt_at = ${next}, lease_owner = NULL, lease_until = NULL,
+             finished_attempts = finished_attempts + 1,
+             round_attempts = round_attempts - ${settleReleases(p.settlement).refund}, updated_at = ${now}
+       WHERE sender = ${sender} AND event_id = ${eventId} AND lease_token = ${token} AND ${pending(db)}
       RETURNING *),
     finished AS (
       UPDATE delivery_attempts
          SET finished_at = ${now}, duration_ms = ${p.durationMs}, outcome = ${p.outcome},
              http_status = ${p.httpStatus}::integer, error_class = ${p.errorClass}::text, detail = ${p.detail}::text,
              applied = EXISTS (SELECT 1 FROM settled)
-       WHERE sender = ${p.sender} AND event_id = ${p.eventId} AND lease_token = ${p.token})
+       WHERE sender = ${sender} AND event_id = ${eventId} AND lease_token = ${token})
     SELECT * FROM settled`;
   return rows[0];
-}
-
-function settlementSet(db: Db, settlement: Settlement, at: At) {
-  switch (settlement.status) {
-    case EventStatus.SUCCEEDED:
-      return db`status = 'SUCCEEDED', order_id = ${settlement.order.id}, order_number = ${settlement.order.number},
-                response_status = ${settlement.response.status}, response_body = ${settlement.response.body},
-                last_error = NULL, last_error_class = NULL, next_attempt_at = NULL`;
-    case EventStatus.FAILED_FINAL:
-      return db`status = 'FAILED_FINAL', last_error = ${settlement.error}, last_error_class = ${settlement.errorClass},
-                response_status = ${settlement.response.status}, response_body = ${settlement.response.body},
-                next_attempt_at = NULL`;
-    case EventStatus.FAILED_RETRYABLE:
-      return db`status = 'FAILED_RETRYABLE', last_error = ${settlement.error},
-                last_error_class = ${settlement.errorClass},
-                next_attempt_at = ${nowOf(db, at)} + ${retryDelay(settlement.nextAttemptAt, at)}::bigint,
-                round_attempts = round_attempts - ${settlement.charged ? 0 : 1}`;
-  }
 }
 
 /**
@@ -237,44 +231,40 @@ export async function bringForward(db: Db, at: At): Promise<number> {
   return result.count;
 }
 
-export interface ReplayParams extends At {
-  sender: string;
-  eventId: string;
-  requestedBy: string;
-  reason: string;
-  forced: boolean;
-  fromStatus: EventStatus;
-}
-
-/** Due again with a fresh budget, and its audit row; inside the caller's transaction, after its checks. */
-export async function replayEvent(db: Db, p: ReplayParams): Promise<EventRow | undefined> {
-  const now = nowOf(db, p);
+/**
+ * Due again with a fresh budget (rules.ts, replayedColumns), and its audit
+ * row; inside the caller's transaction, on the row it locked and decided on.
+ */
+export async function replayEvent(db: Db, request: ReplayRequest, row: EventRow, now: number): Promise<EventRow> {
+  const key = { sender: row.sender, event_id: row.event_id };
   const rows = await db<EventRow[]>`
     WITH replayed AS (
-      UPDATE inbound_events
-         SET status = 'PROCESSING', next_attempt_at = ${now}, round_attempts = 0, round_started_at = ${now},
-             finished_attempts = attempts, response_status = NULL, response_body = NULL,
-             last_error = NULL, last_error_class = NULL, lease_owner = NULL, lease_until = NULL,
-             updated_at = ${now}
-       WHERE sender = ${p.sender} AND event_id = ${p.eventId}
+      UPDATE inbound_events SET ${db(replayedColumns(row, now))}
+       WHERE sender = ${row.sender} AND event_id = ${row.event_id}
       RETURNING *),
-    audit AS (
-      INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
-      SELECT sender, event_id, ${p.requestedBy}, ${p.reason}, ${p.forced}, ${p.fromStatus}, ${now} FROM replayed)
+    audit AS (INSERT INTO event_replays ${db({ ...key, ...replayAudit(request, row, now) })})
     SELECT * FROM replayed`;
-  return rows[0];
+  const replayed = rows[0];
+  if (replayed === undefined) throw new Error("row vanished inside its own transaction");
+  return replayed;
+}
+
+/** A row type's columns as a select list; flags come back as 0/1, as SQLite keeps them. */
+function selectList(db: Db, columns: Record<string, string>) {
+  const list = Object.entries(columns).map(([name, type]) =>
+    type.startsWith("flag") ? `${name}::integer AS ${name}` : name,
+  );
+  return db.unsafe(list.join(", "));
 }
 
 export function selectAttempts(db: Db, sender: string, eventId: string) {
   return db<AttemptRow[]>`
-    SELECT attempt, lease_token, worker, started_at, finished_at, duration_ms, outcome, http_status,
-           error_class, detail, applied::integer AS applied
-      FROM delivery_attempts WHERE sender = ${sender} AND event_id = ${eventId} ORDER BY lease_token`;
+    SELECT ${selectList(db, ATTEMPT_COLUMNS)} FROM delivery_attempts WHERE sender = ${sender} AND event_id = ${eventId} ORDER BY lease_token`;
 }
 
 export function selectReplays(db: Db, sender: string, eventId: string) {
   return db<ReplayRow[]>`
-    SELECT requested_by, reason, forced::integer AS forced, from_status, requested_at FROM event_replays
+    SELECT ${selectList(db, REPLAY_COLUMNS)} FROM event_replays
      WHERE sender = ${sender} AND event_id = ${eventId} ORDER BY id`;
 }
 
@@ -321,8 +311,7 @@ export function search(db: Db, term: string, limit: number) {
      ORDER BY received_at DESC, sender, event_id LIMIT ${limit}`;
 }
 
-const finishedBefore = (db: Db, olderThan: number) =>
-  db`status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < ${olderThan}`;
+const finishedBefore = (db: Db, olderThan: number) => db`${db.unsafe(FINISHED_SQL)} AND updated_at < ${olderThan}`;
 
 /**
  * One batch; SKIP LOCKED so that two purgers (two instances) take different
@@ -348,12 +337,12 @@ export async function countFinished(db: Db, olderThan: number): Promise<number> 
   return rows[0]?.count ?? 0;
 }
 
-export async function backlog(db: Db) {
-  const rows = await db<{ pending: number; oldest: number | null; failed_final: number }[]>`
+export async function backlog(db: Db): Promise<Backlog> {
+  const rows = await db<Backlog[]>`
     SELECT (SELECT count(*) FROM inbound_events WHERE ${pending(db)}) AS pending,
-           (SELECT min(received_at) FROM inbound_events WHERE ${pending(db)}) AS oldest,
-           (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS failed_final`;
-  return rows[0];
+           (SELECT min(received_at) FROM inbound_events WHERE ${pending(db)}) AS "oldestPendingReceivedAt",
+           (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS "failedFinal"`;
+  return rows[0] ?? { pending: 0, oldestPendingReceivedAt: null, failedFinal: 0 };
 }
 
 /** Whether this server takes writes now: a standby (after a failover gone wrong) does not. */

@@ -1,42 +1,16 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { EventStatus } from "../event-status.ts";
-import {
-  type AttemptRecord,
-  type AttemptReport,
-  type Backlog,
-  type Claim,
-  type ClaimRequest,
-  type EventChange,
-  type EventRecord,
-  type EventRegister,
-  type EventSnapshot,
-  type Lease,
-  type ListFilter,
-  type PageCursor,
-  type PurgeRequest,
-  type RegisterChange,
-  type ReplayRecord,
-  type ReplayRequest,
-  type ReplayResult,
-  type ReserveRequest,
-  type ReserveResult,
-  type SessionStore,
-  type Settlement,
-  type StatusCountFilter,
-  StorageUnavailableError,
-  statusCounts,
-} from "../port.ts";
-import { claimOf, toAttempt, toRecord, toReplay } from "../rows.ts";
-import { searchRows } from "../search-term.ts";
+import type { BackendStatements } from "../backend.ts";
+import { StorageUnavailableError } from "../port.ts";
+import { LocalChangeFeed, RegisterCore } from "../register-core.ts";
 import { migrations } from "./migrations.ts";
 import { openConnection } from "./open-connection.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
-import { filterParams, prepareStatements, type Statements } from "./statements.ts";
+import { filterParams, prepareStatements } from "./statements.ts";
 import type { Durability, WriteRunner } from "./write-ops.ts";
-import { openWriter, type Writer } from "./writer.ts";
+import { openWriter } from "./writer.ts";
 
 export interface SqliteRegisterOptions {
   /** How long a writer waits for another process's write lock before giving up (503). */
@@ -52,168 +26,72 @@ export interface SqliteRegisterOptions {
  * processes on one file serialise on SQLite's write lock instead of failing
  * on upgrade. No transaction is ever open while 1C is called.
  */
-export class SqliteRegister implements EventRegister {
-  readonly #db: Database.Database;
-  readonly #sql: Statements;
-  readonly #writer: Writer;
-  readonly #reads: ReadBatcher;
-  readonly #watchers = new Set<(change: RegisterChange) => void>();
-  readonly sessions: SessionStore;
+export class SqliteRegister extends RegisterCore {
+  readonly #write: WriteRunner;
 
   constructor(file: string, options: SqliteRegisterOptions = {}) {
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-    this.#db = storage(() => openConnection(file, options.busyTimeoutMs ?? 5000, migrate));
-    this.#sql = prepareStatements(this.#db);
-    this.#writer = openWriter(this.#db, { file, busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
-    this.#reads = new ReadBatcher(this.#db, () => this.#writer.flushQueued());
-    this.sessions = new SqliteSessionStore(this.#db, { write: this.#write, read: storage });
-  }
-
-  /** Every write goes through group commit: answered only after its batch is durable. */
-  readonly #write: WriteRunner = (op, args) =>
-    this.#writer.run(op, args).catch((error: unknown) => {
-      throw asStorageError(error);
-    });
-
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    const { created, row } = await this.#write("reserve", request);
-    const record = toRecord(row);
-    if (created) this.#changed("recorded", record);
-    return { outcome: created ? "created" : "existing", record };
-  }
-
-  watch(listener: (change: RegisterChange) => void): () => void {
-    this.#watchers.add(listener);
-    return () => this.#watchers.delete(listener);
-  }
-
-  /** After the commit, never inside the transaction: a woken waiter must find the change. */
-  #changed(kind: EventChange["kind"], record: EventRecord): void {
-    this.#tell({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
-  }
-
-  #tell(change: RegisterChange): void {
-    for (const listener of this.#watchers) listener(change);
-  }
-
-  async claim(request: ClaimRequest): Promise<Claim[]> {
-    return (await this.#write("claim", request)).map(claimOf);
-  }
-
-  async settle(
-    lease: Lease,
-    settlement: Settlement,
-    report: AttemptReport,
-    now: number,
-  ): Promise<EventRecord | undefined> {
-    const row = await this.#write("settle", { lease, settlement, report, now });
-    if (row === undefined) return undefined;
-    const record = toRecord(row);
-    this.#changed("settled", record);
-    return record;
-  }
-
-  async bringForwardRetries(now: number): Promise<number> {
-    const count = await this.#write("bringForward", { now });
-    if (count > 0) this.#tell({ kind: "rescheduled", count });
-    return count;
-  }
-
-  async replay(request: ReplayRequest): Promise<ReplayResult> {
-    const outcome = await this.#write("replay", request);
-    switch (outcome.result) {
-      case "not_found":
-        return outcome;
-      case "refused":
-        return { result: "refused", reason: outcome.reason, record: toRecord(outcome.row) };
-      case "replayed": {
-        const record = toRecord(outcome.row);
-        this.#changed("replayed", record);
-        return { result: "replayed", record, fromStatus: outcome.fromStatus };
-      }
-    }
-  }
-
-  async purgeFinished(request: PurgeRequest): Promise<number> {
-    return this.#write("purgeFinished", request);
-  }
-
-  async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
+    const db = storage(() => openConnection(file, busyTimeoutMs, migrate));
+    const sql = prepareStatements(db);
+    const writer = openWriter(db, { file, busyTimeoutMs });
     // Every request's first read (a repeat is answered from it): grouped per turn, see ReadBatcher.
-    const row = await this.#reads
-      .submit(() => this.#sql.select.get(sender, eventId))
-      .catch((error: unknown) => {
+    const reads = new ReadBatcher(db, () => writer.flushQueued());
+    /** Every write goes through group commit: answered only after its batch is durable. */
+    const write: WriteRunner = (op, args) =>
+      writer.run(op, args).catch((error: unknown) => {
         throw asStorageError(error);
       });
-    return row === undefined ? undefined : toRecord(row);
-  }
-
-  async findByEventId(eventId: string): Promise<EventRecord[]> {
-    return storage(() => this.#sql.selectByEventId.all(eventId)).map(toRecord);
-  }
-
-  async listReplays(sender: string, eventId: string): Promise<ReplayRecord[]> {
-    return storage(() => this.#sql.selectReplays.all(sender, eventId)).map(toReplay);
-  }
-
-  async listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]> {
-    return storage(() => this.#sql.selectAttempts.all(sender, eventId)).map(toAttempt);
-  }
-
-  async list(filter: ListFilter): Promise<EventRecord[]> {
-    return storage(() => this.#sql.list.all(filterParams(filter))).map(toRecord);
-  }
-
-  async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
-    return storage(() => this.#sql.page.all(filterParams(filter))).map(toRecord);
-  }
-
-  async search(term: string, limit: number): Promise<EventRecord[]> {
-    const rows = searchRows(term, limit);
-    if (rows === 0) return [];
-    return storage(() => this.#sql.search.all({ term, limit: rows })).map(toRecord);
-  }
-
-  async countFinished(request: { olderThan: number }): Promise<number> {
-    return storage(() => this.#sql.countFinished.get({ olderThan: request.olderThan })?.count ?? 0);
-  }
-
-  async countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>> {
-    const bounds = { sender: filter.sender ?? null, since: filter.since ?? null, until: filter.until ?? null };
-    return statusCounts(storage(() => this.#sql.countByStatus.all(bounds)));
-  }
-
-  async backlog(): Promise<Backlog> {
-    const row = storage(() => this.#sql.backlog.get());
-    return {
-      pending: row?.pending ?? 0,
-      oldestPendingReceivedAt: row?.oldest ?? null,
-      failedFinal: row?.failed_final ?? 0,
+    const read = async <T>(work: () => T): Promise<T> => storage(work);
+    const backend: BackendStatements = {
+      queue: {
+        reserve: (request) => write("reserve", request),
+        claim: (request) => write("claim", request),
+        settle: (lease, settlement, report, now) => write("settle", { lease, settlement, report, now }),
+        bringForward: (now) => write("bringForward", { now }),
+        replay: (request) => write("replay", request),
+      },
+      store: {
+        find: (sender, eventId) =>
+          reads
+            .submit(() => sql.select.get(sender, eventId))
+            .catch((error: unknown) => {
+              throw asStorageError(error);
+            }),
+        findByEventId: (eventId) => read(() => sql.selectByEventId.all(eventId)),
+        list: (filter) => read(() => sql.list.all(filterParams(filter))),
+        page: (filter) => read(() => sql.page.all(filterParams(filter))),
+        search: (term, limit) => read(() => sql.search.all({ term, limit })),
+        countByStatus: (filter) => read(() => sql.countByStatus.all(filterParams(filter))),
+        backlog: () => read(() => sql.backlog.get() ?? { pending: 0, oldestPendingReceivedAt: null, failedFinal: 0 }),
+      },
+      audit: {
+        attempts: (sender, eventId) => read(() => sql.selectAttempts.all(sender, eventId)),
+        replays: (sender, eventId) => read(() => sql.selectReplays.all(sender, eventId)),
+      },
+      maintenance: {
+        purge: (request) => write("purgeFinished", request),
+        countFinished: (olderThan) => read(() => sql.countFinished.get({ olderThan })?.count ?? 0),
+        // Its own savepoint in the batch: a snapshot that fails leaves nothing of itself.
+        importEvent: (rows) => write("importEvent", rows),
+      },
+      sessions: new SqliteSessionStore(db, { write, read: storage }),
+      feed: new LocalChangeFeed(),
+      ping: async () => {
+        await write("ping", null);
+      },
+      close: async () => {
+        await writer.close();
+        if (db.open) db.close();
+      },
     };
-  }
-
-  async ping(): Promise<void> {
-    await this.#write("ping", null);
+    super(backend);
+    this.#write = write;
   }
 
   /** What the writing connection really runs with, for diagnostics: pragmas fail silently on some file systems. */
-  async durability(): Promise<Durability> {
+  durability(): Promise<Durability> {
     return this.#write("durability", null);
-  }
-
-  async close(): Promise<void> {
-    await this.#writer.close();
-    if (this.#db.open) this.#db.close();
-  }
-
-  async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
-    // Its own savepoint in the batch: a snapshot that fails leaves nothing of itself.
-    const row = await this.#write("importEvent", snapshot);
-    if (row === undefined) return "present";
-    if (row.status === EventStatus.PROCESSING || row.status === EventStatus.FAILED_RETRYABLE) {
-      this.#changed("recorded", toRecord(row));
-    }
-    return "imported";
   }
 }
 

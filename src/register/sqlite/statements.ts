@@ -1,17 +1,24 @@
 import type Database from "better-sqlite3";
-import { EventStatus } from "../event-status.ts";
-import type { ListFilter, PageCursor, Settlement } from "../port.ts";
-import type { AttemptRow, EventRow, ReplayRow } from "../rows.ts";
+import type { ListFilter, PageCursor } from "../port.ts";
+import {
+  ATTEMPT_COLUMNS,
+  type AttemptRow,
+  columnNames,
+  EVENT_COLUMNS,
+  type EventRow,
+  REPLAY_COLUMNS,
+  type ReplayRow,
+} from "../rows.ts";
+import { FINISHED_SQL, PENDING_SQL } from "../rules.ts";
 
 /** Every SQL statement of the register, prepared once per connection. */
 
 type Statement<R> = Database.Statement<unknown[], R>;
 
-const PENDING = `status IN ('PROCESSING','FAILED_RETRYABLE')`;
-const DUE = `${PENDING} AND (lease_until IS NULL OR lease_until <= @now) AND next_attempt_at <= @now`;
+const DUE = `${PENDING_SQL} AND (lease_until IS NULL OR lease_until <= @now) AND next_attempt_at <= @now`;
 // Named index: a statement the planner cannot serve from it fails to prepare instead of scanning the table.
-const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status
-  WHERE status IN ('SUCCEEDED','FAILED_FINAL') AND updated_at < @olderThan`;
+const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status WHERE ${FINISHED_SQL} AND updated_at < @olderThan`;
+const KEY = "sender = @sender AND event_id = @eventId";
 
 /**
  * The console's search: every key compared for equality with one term, each
@@ -25,12 +32,28 @@ export const SEARCH_SQL = `
       OR json_extract(body, '$.order.id') = @term OR json_extract(body, '$.order.number') = @term
    ORDER BY received_at DESC, sender, event_id LIMIT @limit`;
 
+/** `INSERT INTO table (names) VALUES (@names)`: a row object binds by its own column names. */
+function insertSql(table: string, names: readonly string[]): string {
+  return `INSERT INTO ${table} (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})`;
+}
+
+/** `name = @name, …` for the columns a rule (rules.ts) writes. */
+function setSql(names: readonly string[]): string {
+  return names.map((name) => `${name} = @${name}`).join(", ");
+}
+
 export type Statements = ReturnType<typeof prepareStatements>;
 
 export function prepareStatements(db: Database.Database) {
-  const fenced = `WHERE sender = @sender AND event_id = @eventId AND lease_token = @token AND ${PENDING}
-                  RETURNING *`;
-  const released = "lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1";
+  /** Statements whose SET list a rule decides (settledColumns, replayedColumns): one per shape, on first use. */
+  const byShape = new Map<string, Statement<EventRow>>();
+  const updateSetting = (columns: object, tail: string): Statement<EventRow> => {
+    const set = setSql(Object.keys(columns));
+    const sql = `UPDATE inbound_events SET ${set} ${tail} RETURNING *`;
+    const prepared = byShape.get(sql) ?? (db.prepare(sql) as Statement<EventRow>);
+    byShape.set(sql, prepared);
+    return prepared;
+  };
   return {
     insert: db.prepare(`
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
@@ -44,32 +67,21 @@ export function prepareStatements(db: Database.Database) {
     selectDue: db.prepare(`
       SELECT * FROM inbound_events INDEXED BY inbound_events_due WHERE ${DUE}
        ORDER BY next_attempt_at, received_at LIMIT @limit`) as Statement<EventRow>,
-    selectDueOne: db.prepare(`
-      SELECT * FROM inbound_events WHERE sender = @sender AND event_id = @eventId AND ${DUE}`) as Statement<EventRow>,
+    selectDueOne: db.prepare(`SELECT * FROM inbound_events WHERE ${KEY} AND ${DUE}`) as Statement<EventRow>,
     claim: db.prepare(`
       UPDATE inbound_events
          SET status = 'PROCESSING', attempts = attempts + 1, round_attempts = round_attempts + 1,
              lease_owner = @owner, lease_token = lease_token + 1, lease_until = @leaseUntil, updated_at = @now
-       WHERE sender = @sender AND event_id = @eventId AND ${DUE}
+       WHERE ${KEY} AND ${DUE}
       RETURNING *`) as Statement<EventRow>,
-    settleSucceeded: db.prepare(`
-      UPDATE inbound_events
-         SET status = 'SUCCEEDED', order_id = @orderId, order_number = @orderNumber,
-             response_status = @responseStatus, response_body = @responseBody,
-             last_error = NULL, last_error_class = NULL, next_attempt_at = NULL, ${released}, updated_at = @now
-       ${fenced}`) as Statement<EventRow>,
-    settleFinal: db.prepare(`
-      UPDATE inbound_events
-         SET status = 'FAILED_FINAL', last_error = @error, last_error_class = @errorClass,
-             response_status = @responseStatus, response_body = @responseBody,
-             next_attempt_at = NULL, ${released}, updated_at = @now
-       ${fenced}`) as Statement<EventRow>,
-    settleRetryable: db.prepare(`
-      UPDATE inbound_events
-         SET status = 'FAILED_RETRYABLE', last_error = @error, last_error_class = @errorClass,
-             next_attempt_at = @nextAttemptAt, round_attempts = round_attempts - @refund, ${released},
-             updated_at = @now
-       ${fenced}`) as Statement<EventRow>,
+    /** settledColumns under the fence, with settleReleases. */
+    settle: (columns: object) =>
+      updateSetting(
+        columns,
+        `, lease_owner = NULL, lease_until = NULL, finished_attempts = finished_attempts + 1,
+           round_attempts = round_attempts - @refund, updated_at = @now
+         WHERE ${KEY} AND lease_token = @token AND ${PENDING_SQL}`,
+      ),
     bringForward: db.prepare(`
       UPDATE inbound_events SET next_attempt_at = @now, updated_at = @now
        WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > @now AND (lease_until IS NULL OR lease_until <= @now)`),
@@ -78,103 +90,73 @@ export function prepareStatements(db: Database.Database) {
       VALUES (@sender, @eventId, @attempt, @leaseToken, @worker, @startedAt)`),
     finishAttempt: db.prepare(`
       UPDATE delivery_attempts
-         SET finished_at = @finishedAt, duration_ms = @durationMs, outcome = @outcome, http_status = @httpStatus,
+         SET finished_at = @now, duration_ms = @durationMs, outcome = @outcome, http_status = @httpStatus,
              error_class = @errorClass, detail = @detail, applied = @applied
-       WHERE sender = @sender AND event_id = @eventId AND lease_token = @token`),
+       WHERE ${KEY} AND lease_token = @token`),
     selectAttempts: db.prepare(`
-      SELECT attempt, lease_token, worker, started_at, finished_at, duration_ms, outcome, http_status,
-             error_class, detail, applied
+      SELECT ${columnNames(ATTEMPT_COLUMNS).join(", ")}
         FROM delivery_attempts WHERE sender = ? AND event_id = ? ORDER BY lease_token`) as Statement<AttemptRow>,
-    replay: db.prepare(`
-      UPDATE inbound_events
-         SET status = 'PROCESSING', next_attempt_at = @now, round_attempts = 0, round_started_at = @now,
-             finished_attempts = attempts, response_status = NULL, response_body = NULL,
-             last_error = NULL, last_error_class = NULL,
-             lease_owner = NULL, lease_until = NULL, updated_at = @now
-       WHERE sender = @sender AND event_id = @eventId
-      RETURNING *`) as Statement<EventRow>,
-    insertReplay: db.prepare(`
-      INSERT INTO event_replays (sender, event_id, requested_by, reason, forced, from_status, requested_at)
-      VALUES (@sender, @eventId, @requestedBy, @reason, @forced, @fromStatus, @requestedAt)`),
+    /** replayedColumns on one event. */
+    replay: (columns: object) => updateSetting(columns, `WHERE ${KEY}`),
+    /** A replay's audit row, or an imported one: in the order written, as listReplays reads them back. */
+    insertReplay: db.prepare(insertSql("event_replays", ["sender", "event_id", ...columnNames(REPLAY_COLUMNS)])),
     backlog: db.prepare(`
-      SELECT (SELECT count(*) FROM inbound_events WHERE ${PENDING}) AS pending,
-             (SELECT min(received_at) FROM inbound_events WHERE ${PENDING}) AS oldest,
-             (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS failed_final`) as Statement<{
+      SELECT (SELECT count(*) FROM inbound_events WHERE ${PENDING_SQL}) AS pending,
+             (SELECT min(received_at) FROM inbound_events WHERE ${PENDING_SQL}) AS oldestPendingReceivedAt,
+             (SELECT count(*) FROM inbound_events WHERE status = 'FAILED_FINAL') AS failedFinal`) as Statement<{
       pending: number;
-      oldest: number | null;
-      failed_final: number;
+      oldestPendingReceivedAt: number | null;
+      failedFinal: number;
     }>,
     selectByEventId: db.prepare(
       "SELECT * FROM inbound_events WHERE event_id = ? ORDER BY sender",
     ) as Statement<EventRow>,
     selectReplays: db.prepare(`
-      SELECT requested_by, reason, forced, from_status, requested_at FROM event_replays
+      SELECT ${columnNames(REPLAY_COLUMNS).join(", ")} FROM event_replays
        WHERE sender = ? AND event_id = ? ORDER BY id`) as Statement<ReplayRow>,
     page: db.prepare(`
-      SELECT * FROM inbound_events
-       WHERE (@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
-         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
+      SELECT * FROM inbound_events WHERE ${BOUNDS}
          AND (@beforeAt IS NULL OR (received_at, sender, event_id) < (@beforeAt, @beforeSender, @beforeId))
        ORDER BY received_at DESC, sender DESC, event_id DESC LIMIT @limit`) as Statement<EventRow>,
     list: db.prepare(`
-      SELECT * FROM inbound_events
-       WHERE (@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
-         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
-       ORDER BY received_at, event_id LIMIT @limit`) as Statement<EventRow>,
+      SELECT * FROM inbound_events WHERE ${BOUNDS} ORDER BY received_at, event_id LIMIT @limit`) as Statement<EventRow>,
     // SQLite's DELETE … LIMIT needs a compile-time flag; a rowid subquery works everywhere.
     purge: db.prepare(`
       DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${FINISHED_BEFORE} LIMIT @limit)`),
     countFinished: db.prepare(`SELECT count(*) AS count FROM ${FINISHED_BEFORE}`) as Statement<{ count: number }>,
     countByStatus: db.prepare(`
-      SELECT status, count(*) AS count FROM inbound_events
-       WHERE (@sender IS NULL OR sender = @sender)
-         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)
-       GROUP BY status`) as Statement<{ status: string; count: number }>,
+      SELECT status, count(*) AS count FROM inbound_events WHERE ${BOUNDS} GROUP BY status`) as Statement<{
+      status: string;
+      count: number;
+    }>,
     search: db.prepare(SEARCH_SQL) as Statement<EventRow>,
   };
 }
 
-export function settleStatement(
-  sql: Statements,
-  key: { sender: string; eventId: string; token: number; now: number },
-  settlement: Settlement,
-): EventRow | undefined {
-  switch (settlement.status) {
-    case EventStatus.SUCCEEDED:
-      return sql.settleSucceeded.get({
-        ...key,
-        orderId: settlement.order.id,
-        orderNumber: settlement.order.number,
-        responseStatus: settlement.response.status,
-        responseBody: settlement.response.body,
-      });
-    case EventStatus.FAILED_FINAL:
-      return sql.settleFinal.get({
-        ...key,
-        error: settlement.error,
-        errorClass: settlement.errorClass,
-        responseStatus: settlement.response.status,
-        responseBody: settlement.response.body,
-      });
-    case EventStatus.FAILED_RETRYABLE:
-      return sql.settleRetryable.get({
-        ...key,
-        error: settlement.error,
-        errorClass: settlement.errorClass,
-        nextAttemptAt: settlement.nextAttemptAt,
-        refund: settlement.charged ? 0 : 1,
-      });
-  }
+/** The list's bounds; SQL reads NULL as "no bound". */
+const BOUNDS = `(@sender IS NULL OR sender = @sender) AND (@status IS NULL OR status = @status)
+         AND (@since IS NULL OR received_at >= @since) AND (@until IS NULL OR received_at <= @until)`;
+
+export type ImportStatements = ReturnType<typeof prepareImportStatements>;
+
+/** importEvent's rows (rules.ts, importRows), prepared on first use: only `gateway import` needs them. */
+export function prepareImportStatements(db: Database.Database) {
+  return {
+    event: db.prepare(
+      `${insertSql("inbound_events", columnNames(EVENT_COLUMNS))} ON CONFLICT (sender, event_id) DO NOTHING RETURNING *`,
+    ) as Statement<EventRow>,
+    attempt: db.prepare(insertSql("delivery_attempts", ["sender", "event_id", ...columnNames(ATTEMPT_COLUMNS)])),
+  };
 }
 
-/** The bounds of `list` and `page` as named parameters; SQL reads NULL as "no bound". */
-export function filterParams(filter: ListFilter & { before?: PageCursor }) {
+/** The bounds of `list`, `page` and `countByStatus` as named parameters. */
+export function filterParams(filter: Partial<ListFilter> & { before?: PageCursor }) {
   return {
     sender: filter.sender ?? null,
     status: filter.status ?? null,
     since: filter.since ?? null,
     until: filter.until ?? null,
-    limit: filter.limit,
+    limit: filter.limit ?? null,
     beforeAt: filter.before?.receivedAt ?? null,
     beforeSender: filter.before?.sender ?? "",
     beforeId: filter.before?.eventId ?? "",

@@ -1,9 +1,8 @@
 import type Database from "better-sqlite3";
-import { EventStatus } from "../event-status.ts";
+import type { ReplayRows } from "../backend.ts";
 import type {
   AttemptReport,
   ClaimRequest,
-  EventSnapshot,
   Lease,
   PurgeRequest,
   ReplayRequest,
@@ -11,24 +10,29 @@ import type {
   Settlement,
 } from "../port.ts";
 import type { EventRow } from "../rows.ts";
-import { type ImportStatements, importSnapshot, prepareImportStatements } from "./import-events.ts";
+import {
+  type ImportRows,
+  replayAudit,
+  replayedColumns,
+  replayRefusal,
+  settledColumns,
+  settleReleases,
+} from "../rules.ts";
 import { prepareSessionStatements, type SessionStatements, sessionWriteOps } from "./session-statements.ts";
-import { prepareStatements, type Statements, settleStatement } from "./statements.ts";
+import { type ImportStatements, prepareImportStatements, prepareStatements, type Statements } from "./statements.ts";
 
 /**
  * Every write the SQLite register makes, as a named operation on plain data:
  * what goes in and what comes out can cross to the writer thread (structured
  * clone), so the same code runs there or, for an in-memory database, on the
  * main thread. Each runs inside its batch's transaction, in its own savepoint.
- * Rows come back raw; the register maps them to records.
+ * Rows come back raw; RegisterCore maps them to records.
  */
 export const writeOps = {
   reserve(sql: WriteStatements, request: ReserveRequest): { created: boolean; row: EventRow } {
     const inserted = sql.events.insert.get(request);
     if (inserted !== undefined) return { created: true, row: inserted };
-    const existing = sql.events.select.get(request.sender, request.eventId);
-    if (existing === undefined) throw new Error("row vanished inside its own transaction");
-    return { created: false, row: existing };
+    return { created: false, row: present(sql.events.select.get(request.sender, request.eventId)) };
   },
 
   claim(sql: WriteStatements, request: ClaimRequest): EventRow[] {
@@ -36,20 +40,14 @@ export const writeOps = {
     const candidates =
       request.only === undefined
         ? sql.events.selectDue.all({ now, limit: request.limit })
-        : sql.events.selectDueOne.all({ now, sender: request.only.sender, eventId: request.only.eventId });
+        : sql.events.selectDueOne.all({ now, ...request.only });
     const claimed: EventRow[] = [];
     for (const row of candidates) {
-      const taken = sql.events.claim.get({
-        sender: row.sender,
-        eventId: row.event_id,
-        now,
-        owner,
-        leaseUntil: now + request.leaseMs,
-      });
+      const key = { sender: row.sender, eventId: row.event_id };
+      const taken = sql.events.claim.get({ ...key, now, owner, leaseUntil: now + request.leaseMs });
       if (taken === undefined) continue;
       sql.events.insertAttempt.run({
-        sender: taken.sender,
-        eventId: taken.event_id,
+        ...key,
         attempt: taken.attempts,
         leaseToken: taken.lease_token,
         worker: owner,
@@ -65,11 +63,10 @@ export const writeOps = {
     { lease, settlement, report, now }: { lease: Lease; settlement: Settlement; report: AttemptReport; now: number },
   ): EventRow | undefined {
     const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
-    const settled = settleStatement(sql.events, key, settlement);
-    // The attempt's own history row is written even when the lease was lost.
+    const columns = settledColumns(settlement);
+    const settled = sql.events.settle(columns).get({ ...key, ...columns, ...settleReleases(settlement) });
     sql.events.finishAttempt.run({
       ...key,
-      finishedAt: now,
       durationMs: report.durationMs,
       outcome: report.outcome,
       httpStatus: report.httpStatus ?? null,
@@ -84,24 +81,17 @@ export const writeOps = {
     return sql.events.bringForward.run({ now }).changes;
   },
 
-  replay(sql: WriteStatements, request: ReplayRequest): ReplayOutcome {
+  replay(sql: WriteStatements, request: ReplayRequest): ReplayRows {
     const { sender, eventId, now } = request;
+    // The batch's write lock holds the row still while the refusal is decided on it.
     const row = sql.events.select.get(sender, eventId);
-    if (row === undefined) return { result: "not_found" };
-    if (row.status === EventStatus.SUCCEEDED && !request.force) return { result: "refused", reason: "succeeded", row };
-    if (row.lease_until !== null && row.lease_until > now) return { result: "refused", reason: "in_flight", row };
-    const replayed = sql.events.replay.get({ sender, eventId, now });
-    if (replayed === undefined) throw new Error("row vanished inside its own transaction");
-    sql.events.insertReplay.run({
-      sender,
-      eventId,
-      requestedBy: request.requestedBy,
-      reason: request.reason,
-      forced: request.force ? 1 : 0,
-      fromStatus: row.status,
-      requestedAt: now,
-    });
-    return { result: "replayed", row: replayed, fromStatus: row.status };
+    if (row === undefined) return { kind: "missing" };
+    const refusal = replayRefusal(row, request.force, now);
+    if (refusal !== undefined) return { kind: "refused", reason: refusal, row };
+    const columns = replayedColumns(row, now);
+    const replayed = present(sql.events.replay(columns).get({ sender, eventId, ...columns }));
+    sql.events.insertReplay.run({ sender, event_id: eventId, ...replayAudit(request, row, now) });
+    return { kind: "replayed", row: replayed, fromStatus: row.status };
   },
 
   purgeFinished(sql: WriteStatements, request: PurgeRequest): number {
@@ -109,8 +99,14 @@ export const writeOps = {
     return sql.events.purge.run({ olderThan: request.olderThan, limit: request.batchSize }).changes;
   },
 
-  importEvent(sql: WriteStatements, snapshot: EventSnapshot): EventRow | undefined {
-    return importSnapshot(sql.imports(), snapshot);
+  importEvent(sql: WriteStatements, rows: ImportRows): EventRow | undefined {
+    const imports = sql.imports();
+    const row = imports.event.get(rows.event);
+    if (row === undefined) return undefined;
+    const key = { sender: row.sender, event_id: row.event_id };
+    for (const attempt of rows.attempts) imports.attempt.run({ ...key, ...attempt });
+    for (const replay of rows.replays) sql.events.insertReplay.run({ ...key, ...replay });
+    return row;
   },
 
   ...sessionWriteOps,
@@ -128,10 +124,11 @@ export const writeOps = {
   },
 };
 
-export type ReplayOutcome =
-  | { result: "replayed"; row: EventRow; fromStatus: EventStatus }
-  | { result: "not_found" }
-  | { result: "refused"; reason: "succeeded" | "in_flight"; row: EventRow };
+/** A row the transaction has just seen or written is there. */
+function present(row: EventRow | undefined): EventRow {
+  if (row === undefined) throw new Error("row vanished inside its own transaction");
+  return row;
+}
 
 export interface Durability {
   journalMode: string;

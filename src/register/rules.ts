@@ -1,0 +1,142 @@
+import { EventStatus } from "./event-status.ts";
+import type { EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
+import { attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
+
+/**
+ * The rules every backend shares, once: which statuses are pending or
+ * finished, what settling and replaying write over an event, when a replay is
+ * refused, what an import keeps. Pure functions on rows; each backend calls
+ * them from its own statements, in its own transactions.
+ */
+
+/** The gateway still owns delivery: the event will be attempted (again). */
+export const PENDING_STATUSES = [EventStatus.PROCESSING, EventStatus.FAILED_RETRYABLE] as const;
+/** Done: delivered, or given up until support replays it. Only these are ever purged. */
+export const FINISHED_STATUSES = [EventStatus.SUCCEEDED, EventStatus.FAILED_FINAL] as const;
+
+/** `status IN (…)` as literal SQL: partial indexes (inbound_events_due) are chosen only for a literal list. */
+function statusIn(statuses: readonly EventStatus[]): string {
+  return `status IN (${statuses.map((status) => `'${status}'`).join(",")})`;
+}
+export const PENDING_SQL = statusIn(PENDING_STATUSES);
+export const FINISHED_SQL = statusIn(FINISHED_STATUSES);
+
+export function isPending(status: EventStatus): boolean {
+  return (PENDING_STATUSES as readonly EventStatus[]).includes(status);
+}
+
+/** The columns an outcome writes over its event; the lease's release (settleReleases) comes with every one. */
+export type SettledColumns = Pick<EventRow, "status" | "next_attempt_at"> &
+  Partial<
+    Pick<
+      EventRow,
+      "order_id" | "order_number" | "response_status" | "response_body" | "last_error" | "last_error_class"
+    >
+  >;
+
+/**
+ * What settling writes. Only under the newest lease (the fence: lease_token
+ * equals the settler's and the event is still pending); the attempt's own row
+ * is written either way, with `applied` saying whether the outcome landed.
+ */
+export function settledColumns(settlement: Settlement): SettledColumns {
+  switch (settlement.status) {
+    case EventStatus.SUCCEEDED:
+      return {
+        status: settlement.status,
+        order_id: settlement.order.id,
+        order_number: settlement.order.number,
+        response_status: settlement.response.status,
+        response_body: settlement.response.body,
+        last_error: null,
+        last_error_class: null,
+        next_attempt_at: null,
+      };
+    case EventStatus.FAILED_FINAL:
+      return {
+        status: settlement.status,
+        last_error: settlement.error,
+        last_error_class: settlement.errorClass,
+        response_status: settlement.response.status,
+        response_body: settlement.response.body,
+        next_attempt_at: null,
+      };
+    case EventStatus.FAILED_RETRYABLE:
+      return {
+        status: settlement.status,
+        last_error: settlement.error,
+        last_error_class: settlement.errorClass,
+        next_attempt_at: settlement.nextAttemptAt,
+      };
+  }
+}
+
+/**
+ * What every settle does besides its outcome's columns: the lease is released,
+ * the attempt counts as finished, and an attempt the event is not to blame for
+ * (bad credentials: `charged` false) is given back to its budget.
+ */
+export function settleReleases(settlement: Settlement): { refund: 0 | 1 } {
+  return { refund: settlement.status === EventStatus.FAILED_RETRYABLE && !settlement.charged ? 1 : 0 };
+}
+
+/**
+ * Why a replay is refused, if it is: a SUCCEEDED event only with force (1C
+ * already has the order), and never while an attempt holds a live lease.
+ * `now` is the clock the backend stamps leases with.
+ */
+export function replayRefusal(row: EventRow, force: boolean, now: number): "succeeded" | "in_flight" | undefined {
+  if (row.status === EventStatus.SUCCEEDED && !force) return "succeeded";
+  if (row.lease_until !== null && row.lease_until > now) return "in_flight";
+  return undefined;
+}
+
+/** What a replay writes: due now, a fresh round and budget, no outcome, no lease. Attempts so far count as finished. */
+export function replayedColumns(row: EventRow, now: number) {
+  return {
+    status: EventStatus.PROCESSING,
+    next_attempt_at: now,
+    round_attempts: 0,
+    round_started_at: now,
+    finished_attempts: row.attempts,
+    response_status: null,
+    response_body: null,
+    last_error: null,
+    last_error_class: null,
+    lease_owner: null,
+    lease_until: null,
+    updated_at: now,
+  };
+}
+
+/** The audit row of a replay: who asked, why, and what the event was before. */
+export function replayAudit(request: ReplayRequest, row: EventRow, now: number): ReplayRow {
+  return replayRow({
+    requestedBy: request.requestedBy,
+    reason: request.reason,
+    forced: request.force,
+    fromStatus: row.status,
+    requestedAt: now,
+  });
+}
+
+/** The rows importEvent writes, one transaction together. */
+export interface ImportRows {
+  event: EventRow;
+  attempts: ReturnType<typeof attemptRow>[];
+  replays: ReplayRow[];
+}
+
+/**
+ * An event as another register held it, as rows. The lease is not carried
+ * over (its holder worked on the old register), so a pending event can be
+ * claimed as soon as it is due; its token is, so every later claim's token is
+ * higher than any before.
+ */
+export function importRows(snapshot: EventSnapshot): ImportRows {
+  return {
+    event: { ...toRow(snapshot.record), lease_owner: null, lease_until: null },
+    attempts: snapshot.attempts.map(attemptRow),
+    replays: snapshot.replays.map(replayRow),
+  };
+}
