@@ -2,12 +2,8 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
-import { buildApp } from "../../src/app.ts";
-import { createLogger } from "../../src/observability/logger.ts";
-import type { GatewayMetrics } from "../../src/observability/metrics.ts";
-import type { EventRegister } from "../../src/register/port.ts";
 import { dependencyFile } from "../../src/util/package-files.ts";
+import { appForDocuments } from "../support/app-for-documents.ts";
 
 /**
  * Issue 22, "What to build" 3: "the API reference from a well-kept UI package
@@ -18,22 +14,6 @@ import { dependencyFile } from "../../src/util/package-files.ts";
  * data:), and it reads the one document at /openapi.json.
  * test/browser/docs.test.ts opens it in Chromium.
  */
-
-/** Registration reads none of these; the handlers that would are never called here. */
-function appForDocs(): FastifyInstance {
-  return buildApp({
-    acceptor: {} as OrderPaidAcceptor,
-    register: {} as EventRegister,
-    adminToken: "admin-token-for-the-docs-test",
-    senders: [],
-    rateLimit: { max: 100, windowMs: 60_000 },
-    metrics: {} as GatewayMetrics,
-    logger: createLogger("silent"),
-    bodyLimit: 1024 * 1024,
-    requestTimeoutMs: 10_000,
-    now: Date.now,
-  });
-}
 
 /** A Content-Security-Policy header as directive → its sources (CSP3 §2.2: `;`-separated, then whitespace). */
 function parsePolicy(header: string): Map<string, string[]> {
@@ -68,7 +48,7 @@ let app: FastifyInstance;
 let page: { status: number; headers: Record<string, unknown>; body: string };
 
 beforeAll(async () => {
-  app = appForDocs();
+  app = appForDocuments();
   await app.ready();
   const answer = await app.inject({ url: "/docs" });
   page = { status: answer.statusCode, headers: answer.headers, body: answer.body };

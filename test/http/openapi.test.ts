@@ -3,8 +3,6 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
-import { buildApp } from "../../src/app.ts";
 import { orderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, problems } from "../../src/errors/catalogue.ts";
 import { DOCS_PATH, defComponentName, JSON_MEDIA_TYPE, PROBLEM_MEDIA_TYPE } from "../../src/http/openapi/json.ts";
@@ -17,9 +15,7 @@ import type {
   ResponseObject,
 } from "../../src/http/openapi/types.ts";
 import { EXAMPLES } from "../../src/http/schemas/examples.ts";
-import { createLogger } from "../../src/observability/logger.ts";
-import type { GatewayMetrics } from "../../src/observability/metrics.ts";
-import type { EventRegister } from "../../src/register/port.ts";
+import { appForDocuments } from "../support/app-for-documents.ts";
 
 const addFormats = addFormatsModule.default;
 const readJson = (path: string): JsonObject =>
@@ -67,20 +63,9 @@ const OWN_STATUSES: Readonly<Record<string, readonly number[]>> = {
   [`POST ${ADMIN}/events/:event_id/replay`]: [202, 404, 409],
 };
 
-/** Registration reads none of these; the handlers that would are never called here. */
+/** The app, and every route it registers as Fastify announces them. */
 function appForDocs(): { app: FastifyInstance; routes: { method: string; url: string }[] } {
-  const app = buildApp({
-    acceptor: {} as OrderPaidAcceptor,
-    register: {} as EventRegister,
-    adminToken: "admin-token-for-the-openapi-test",
-    senders: [],
-    rateLimit: { max: 100, windowMs: 60_000 },
-    metrics: {} as GatewayMetrics,
-    logger: createLogger("silent"),
-    bodyLimit: 1024 * 1024,
-    requestTimeoutMs: 10_000,
-    now: Date.now,
-  });
+  const app = appForDocuments();
   const routes: { method: string; url: string }[] = [];
   // buildApp registers its route plugins; they load at ready(), after this hook is in place.
   app.addHook("onRoute", (route) => {
