@@ -13,7 +13,7 @@ import { freePort, tcpProxy } from "../support/tcp-proxy.ts";
  * What only the PostgreSQL backend has: migrations under an advisory lock,
  * synchronous_commit, LISTEN/NOTIFY between instances, "cannot record now"
  * when the server goes away, and its query plans. The contract itself is in
- * register.test.ts.
+ * conformance/, port by port.
  */
 
 /** One node of EXPLAIN (FORMAT JSON) and the nodes under it. */

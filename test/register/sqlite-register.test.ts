@@ -9,7 +9,7 @@ import { tempDir } from "../support/temp.ts";
 
 /**
  * What only the SQLite backend has: its pragmas, its file lock, its query
- * plans. The contract is in register.test.ts.
+ * plans. The contract is in conformance/, port by port.
  */
 
 describe("SqliteRegister", () => {

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { EventStatus } from "../../../src/register/event-status.ts";
+import type { Claim, ClaimRequest, EventRegister } from "../../../src/register/port.ts";
+import {
+  claimRequest,
+  order,
+  report,
+  reserveRequest,
+  responseSnapshot as snapshot,
+  T0,
+} from "../../support/records.ts";
+import { registerBackends, registerPerTest } from "../../support/register-backends.ts";
+
+/**
+ * Conformance of audit and replays (src/register/port.ts, EventQueue.replay and AuditTrail: replay refusal, the fresh budget, who asked and why),
+ * run on every backend: SQLite always, PostgreSQL when a server is there
+ * (always under PG_REQUIRED=1). A rule changed in one backend only fails here.
+ */
+describe.each(registerBackends())("audit and replays on $name", (backend) => {
+  let register: EventRegister;
+
+  registerPerTest(backend, (opened) => {
+    register = opened;
+  });
+
+  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
+    const [claim] = await register.claim(claimRequest(patch));
+    if (claim === undefined) throw new Error("nothing claimed");
+    return claim;
+  }
+
+  it("replays a finished or waiting event with a fresh budget, keeps its history, and records who and why", async () => {
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    await register.settle(
+      claim.lease,
+      {
+        status: EventStatus.FAILED_FINAL,
+        error: "1C rejected",
+        errorClass: "onec_rejected",
+        response: { status: 422, body: "{}" },
+      },
+      report,
+      T0 + 1,
+    );
+    const replayed = await register.replay({
+      sender: "default",
+      eventId: "evt-1",
+      requestedBy: "anna",
+      reason: "article added in 1C",
+      force: false,
+      now: T0 + 100,
+    });
+    expect(replayed).toMatchObject({
+      kind: "replayed",
+      fromStatus: "FAILED_FINAL",
+      record: { status: "PROCESSING", attempts: 1, roundAttempts: 0, response: null, nextAttemptAt: T0 + 100 },
+    });
+    expect((await claimOne({ now: T0 + 100 })).record.attempts).toBe(2);
+    expect(await register.listAttempts("default", "evt-1")).toHaveLength(2);
+    expect(await register.listReplays("default", "evt-1")).toEqual([
+      {
+        requestedBy: "anna",
+        reason: "article added in 1C",
+        forced: false,
+        fromStatus: "FAILED_FINAL",
+        requestedAt: T0 + 100,
+      },
+    ]);
+  });
+
+  it("refuses to replay a SUCCEEDED event without force, an event in flight, and an unknown one", async () => {
+    const base = { sender: "default", eventId: "evt-1", requestedBy: "x", reason: "y", force: false, now: T0 };
+    expect(await register.replay(base)).toEqual({ kind: "missing" });
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    expect(await register.replay(base)).toMatchObject({ kind: "refused", reason: "in_flight" });
+    await register.settle(claim.lease, { status: EventStatus.SUCCEEDED, order, response: snapshot }, report, T0 + 1);
+    expect(await register.replay({ ...base, now: T0 + 2 })).toMatchObject({ kind: "refused", reason: "succeeded" });
+    expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ kind: "replayed" });
+  });
+});
