@@ -57,7 +57,7 @@ function rawAnswerBytes(answer: Answer, correlationId: string): string {
   return (
     `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
     `Content-Type: ${answer.contentType}\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n` +
-    `X-Correlation-ID: ${correlationId}\r\nConnection: close\r\n\r\n${answer.body}`
+    `X-Correlation-ID: ${correlationId}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${answer.body}`
   );
 }
 
@@ -108,6 +108,7 @@ export function expectationFailedWriter(log: FastifyBaseLogger) {
       "content-type": answer.contentType,
       "content-length": Buffer.byteLength(answer.body),
       [CORRELATION_HEADER]: correlationId,
+      "x-content-type-options": "nosniff",
       // The body the request may still send is not read.
       connection: "close",
     });

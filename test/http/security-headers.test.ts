@@ -3,6 +3,7 @@ import { orderPaidEvent } from "../support/events.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { call, type HttpAnswer, postEvent } from "../support/http.ts";
 import { OPERATOR, writeOperatorsFile } from "../support/operators.ts";
+import { rawExchange, rawRequestBytes } from "../support/raw-http.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -83,6 +84,20 @@ describe("X-Content-Type-Options: nosniff", () => {
     for (const [what, answer] of await answersOfEveryKind(gw, {})) {
       expect(answer.headers["x-content-type-options"], what).toBe("nosniff");
     }
+  });
+
+  it("is on the answers Node's parser makes before Fastify sees a request (431, 400, 417)", async () => {
+    const gw = await gateway();
+    const raw = (headers: string[], target = "/healthz") =>
+      rawExchange(gw.url, rawRequestBytes({ method: "GET", target, headers }));
+    const answers = [
+      await raw([`X-Padding: ${"a".repeat(17 * 1024)}`]),
+      await raw(["Content-Length: 1", "Content-Length: 2"]),
+      await raw(["Expect: something-else"]),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([431, 400, 417]);
+    for (const answer of answers)
+      expect(answer.headers["x-content-type-options"], String(answer.status)).toEqual(["nosniff"]);
   });
 });
 
