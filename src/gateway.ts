@@ -10,7 +10,7 @@ import type { DeliveryPolicy } from "./delivery/retry-policy.ts";
 import { buildMetricsApp } from "./http/routes/metrics.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
-import { EventStatus } from "./register/event-status.ts";
+import { EventStatus } from "./domain/event-status.ts";
 import { openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
 import { Purger } from "./retention/purger.ts";

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import { EventStatus } from "../register/event-status.ts";
+import { EventStatus } from "../domain/event-status.ts";
 import type { Claim, EventRecord } from "../register/port.ts";
 import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";

@@ -1,6 +1,6 @@
 import { abandonedSnapshot, type OnecOrder, refusalSnapshot, successSnapshot } from "../domain/first-answer.ts";
 import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
-import { EventStatus } from "../register/event-status.ts";
+import { EventStatus } from "../domain/event-status.ts";
 import type { EventRecord, FinalSettlement, Settlement } from "../register/port.ts";
 
 /**

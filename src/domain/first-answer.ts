@@ -1,6 +1,6 @@
 import { problems } from "../errors/catalogue.ts";
 import { problemDocument } from "../errors/problem.ts";
-import { EventStatus } from "../register/event-status.ts";
+import { EventStatus } from "./event-status.ts";
 
 /**
  * The first answer an event earns, stored with the event when it finishes

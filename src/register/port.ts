@@ -1,5 +1,5 @@
+import type { EventStatus } from "../domain/event-status.ts";
 import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
-import type { EventStatus } from "./event-status.ts";
 
 /**
  * The inbound event register, as the rest of the gateway sees it: the

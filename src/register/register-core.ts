@@ -1,5 +1,5 @@
+import { ALL_STATUSES, type EventStatus } from "../domain/event-status.ts";
 import type { BackendStatements, ChangeFeed } from "./backend.ts";
-import { ALL_STATUSES, type EventStatus } from "./event-status.ts";
 import type {
   AttemptRecord,
   AttemptReport,

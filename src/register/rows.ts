@@ -1,4 +1,4 @@
-import type { EventStatus } from "./event-status.ts";
+import type { EventStatus } from "../domain/event-status.ts";
 import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { EventStatus } from "./event-status.ts";
+import { EventStatus } from "../domain/event-status.ts";
 import type { EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
 import { attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
 

@@ -1,4 +1,4 @@
-import { EventStatus } from "../register/event-status.ts";
+import { EventStatus } from "../domain/event-status.ts";
 import type { AttemptRecord, EventRecord, ReplayRecord } from "../register/port.ts";
 
 /**

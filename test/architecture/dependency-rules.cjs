@@ -23,6 +23,14 @@ module.exports = {
       to: { path: EDGE },
     },
     {
+      name: "domain-not-to-register",
+      comment:
+        "The register stores the domain's facts (statuses, first answers); the domain knows no storage. The other way round made domain ↔ register a cycle of folders.",
+      severity: "error",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/register/" },
+    },
+    {
       name: "onec-client-stands-alone",
       comment: "The 1C client speaks the contract only: it does not know the register, delivery or acceptance.",
       severity: "error",

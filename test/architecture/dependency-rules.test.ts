@@ -22,11 +22,12 @@ async function violations(baseDir: string): Promise<string[]> {
 }
 
 describe("import rules (test/architecture/dependency-rules.cjs, run by npm test)", () => {
-  it("catch a cycle, a core module reaching the edge, the 1C client reading the register, and the CLI using HTTP", async () => {
+  it("catch a cycle, a core module reaching the edge, the domain reading the register, the 1C client reading the register, and the CLI using HTTP", async () => {
     const fixture = new URL("./fixture/", import.meta.url).pathname;
     expect(await violations(fixture)).toEqual([
       "cli-not-to-http: src/cli/view.ts → src/http/answer.ts",
       "core-not-to-edge: src/domain/snapshot.ts → src/http/answer.ts",
+      "domain-not-to-register: src/domain/stored-status.ts → src/register/port.ts",
       "no-cycles: src/domain/snapshot.ts → src/http/answer.ts",
       "onec-client-stands-alone: src/onec/outcome.ts → src/register/port.ts",
     ]);

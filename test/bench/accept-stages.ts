@@ -13,7 +13,7 @@ import { checkOrderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { answerFor } from "../../src/http/answers.ts";
 import { RequestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { tempDir } from "../support/temp.ts";
 

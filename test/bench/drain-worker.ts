@@ -4,7 +4,7 @@ import pino from "pino";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { createDeliveryStack } from "../../src/gateway.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { EventStatus, isFinished } from "../../src/register/event-status.ts";
+import { EventStatus, isFinished } from "../../src/domain/event-status.ts";
 
 /**
  * The drain scenario's worker (see drain.ts): the production delivery stack

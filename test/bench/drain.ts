@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { Agent } from "undici";
 import type { RegisterLocation } from "../../src/config/database-url.ts";
 import { onecIdempotencyKey } from "../../src/delivery/attempt-delivery.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { DEFAULT_SENDER } from "../../src/register/senders.ts";
 import { cpuProfileArgs, measuredLoad } from "./cpu-profile.ts";

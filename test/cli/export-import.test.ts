@@ -7,7 +7,7 @@ import { runCli } from "../../src/cli/cli.ts";
 import type { CliContext } from "../../src/cli/context.ts";
 import { onecIdempotencyKey } from "../../src/delivery/attempt-delivery.ts";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
-import { ALL_STATUSES, EventStatus } from "../../src/register/event-status.ts";
+import { ALL_STATUSES, EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";

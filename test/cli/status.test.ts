@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { gateway, TestDatabase } from "./cli-support.ts";
 
 describe("gateway status", { timeout: 60_000 }, () => {

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { OnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { type Exposition, parseExposition, sampleValue } from "../observability/exposition.ts";
 import { call } from "../support/http.ts";
 import { gatewayBin } from "../support/start-script.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { setOnecFaults } from "../soak/onec-control.ts";
 import type { RegisterReader, RegisterRow } from "../soak/register.ts";
 import { openRegisterReader } from "../soak/register-readers.ts";

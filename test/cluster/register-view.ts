@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type { RegisterReader, RegisterRow } from "../soak/register.ts";
 import { pollUntil } from "./poll.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type { RegisterChange, Settlement } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import type { ClockSource } from "../../src/register/postgres/statements.ts";

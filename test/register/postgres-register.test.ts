@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/load-config.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { type RegisterChange, StorageUnavailableError } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";

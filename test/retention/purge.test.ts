@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config/load-config.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRegister, Lease, Settlement } from "../../src/register/port.ts";
 import { Purger } from "../../src/retention/purger.ts";
 import { T0 } from "../support/records.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RegisterLocation } from "../../src/config/database-url.ts";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRegister, Settlement } from "../../src/register/port.ts";
 import { reserveRequest } from "../support/records.ts";
 import {

@@ -1,4 +1,4 @@
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type {
   AttemptReport,
   ClaimRequest,

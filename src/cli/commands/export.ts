@@ -4,7 +4,7 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { describeLocation } from "../../config/database-url.ts";
 import { loadConfig } from "../../config/load-config.ts";
-import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
+import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { noPositionals, parsing } from "../args.ts";
 import { CliFailure, type Command } from "../context.ts";

@@ -4,7 +4,7 @@ import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { describeLocation } from "../../config/database-url.ts";
 import { loadConfig } from "../../config/load-config.ts";
-import { ALL_STATUSES, type EventStatus } from "../../register/event-status.ts";
+import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import { openRegister } from "../../register/open-register.ts";
 import type { EventRegister, EventSnapshot } from "../../register/port.ts";
 import { noPositionals, parsing } from "../args.ts";

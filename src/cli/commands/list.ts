@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { EventStatus } from "../../register/event-status.ts";
+import type { EventStatus } from "../../domain/event-status.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
 import { statusView } from "../../views/event-views.ts";
 import { integerOption, noPositionals, parsing, senderOption, statusOption, timeOption } from "../args.ts";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { EventStatus } from "../../register/event-status.ts";
+import { EventStatus } from "../../domain/event-status.ts";
 import {
   integerOption,
   onePositional,

@@ -9,7 +9,7 @@ import {
   successSnapshot,
 } from "../../domain/first-answer.ts";
 import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
-import { EventStatus } from "../../register/event-status.ts";
+import { EventStatus } from "../../domain/event-status.ts";
 import type { AttemptRecord, EventRecord } from "../../register/port.ts";
 import { packageFile } from "../../util/package-files.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";

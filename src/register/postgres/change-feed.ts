@@ -1,6 +1,6 @@
 import postgres from "postgres";
+import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import type { ChangeFeed } from "../backend.ts";
-import { ALL_STATUSES, type EventStatus } from "../event-status.ts";
 import type { EventChange, RegisterChange } from "../port.ts";
 import { CHANGES_CHANNEL, type ChangeNotice } from "./statements.ts";
 

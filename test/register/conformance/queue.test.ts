@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EventStatus } from "../../../src/register/event-status.ts";
+import { EventStatus } from "../../../src/domain/event-status.ts";
 import type { Claim, ClaimRequest, EventRegister, Settlement } from "../../../src/register/port.ts";
 import {
   claimRequest,

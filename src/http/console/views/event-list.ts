@@ -1,4 +1,4 @@
-import { ALL_STATUSES, type EventStatus } from "../../../register/event-status.ts";
+import { ALL_STATUSES, type EventStatus } from "../../../domain/event-status.ts";
 import type { Backlog, EventRecord } from "../../../register/port.ts";
 import type { EventListData } from "../console-reads.ts";
 import { type Html, html } from "../html.ts";
