@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EventStatus } from "../../src/register/event-status.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { OPERATOR, VIEWER, writeOperatorsFile } from "../support/operators.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway, TestDatabase } from "./cli-support.ts";
