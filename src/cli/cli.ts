@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/load-config.ts";
+import { ConfigError, secretsRead } from "../config/load-config.ts";
 import { StorageUnavailableError } from "../register/port.ts";
 import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
@@ -67,7 +67,8 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
     return 0;
   }
   try {
-    return await command.run(rest, context);
+    // NAME_FILE read once here: GATEWAY_TOKEN_FILE for replays, ONEC_USER_FILE for the probe, and the rest for loadConfig.
+    return await command.run(rest, { ...context, env: secretsRead(context.env) });
   } catch (error) {
     if (error instanceof UsageError) {
       context.err(`gateway ${command.name}: ${error.message}\n\n${command.help}`);

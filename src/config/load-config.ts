@@ -198,7 +198,8 @@ function metricsServed(settings: MetricsSettings): MetricsExposure {
   }
 }
 
-function secretsRead(env: Env): Env {
+/** The environment with every NAME_FILE read into NAME; a ConfigError when one cannot be. */
+export function secretsRead(env: Env): Env {
   try {
     return withSecretFiles(env);
   } catch (error) {

@@ -15,6 +15,8 @@ export const SECRET_VARIABLES = [
   "ONEC_USER",
   "ONEC_PASSWORD",
   "METRICS_TOKEN",
+  // The command line's: the person's own token for `gateway replay`.
+  "GATEWAY_TOKEN",
 ] as const;
 
 export class SecretFileError extends Error {
@@ -37,8 +39,9 @@ export function withSecretFiles(env: Env, read: (path: string) => string = readT
     if (env[name] !== undefined && env[name] !== "") {
       throw new SecretFileError(`${name} and ${fileVariable} are both set; set one of them`);
     }
-    const value = secretFileContent(fileVariable, path, read);
-    resolved[name] = value;
+    resolved[name] = secretFileContent(fileVariable, path, read);
+    // Read once: the result can go through withSecretFiles again (the command line, then loadConfig).
+    resolved[fileVariable] = undefined;
   }
   return resolved;
 }

@@ -52,6 +52,31 @@ describe("gateway replay with OPERATORS_FILE: run under someone's token", { time
     expect(db.replays(eventId)[0]?.requested_by).toBe(OPERATOR.name);
   });
 
+  it("reads the token from GATEWAY_TOKEN_FILE, as every secret may be given (docs/security.md: secrets)", async () => {
+    const eventId = await db.failedFinal();
+    await db.close();
+    const file = tokenFile("oleg-env.token", OPERATOR.token);
+    const run = gateway(["replay", eventId, "--reason", "retry"], { ...env, GATEWAY_TOKEN_FILE: file });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(db.replays(eventId)[0]?.requested_by).toBe(OPERATOR.name);
+  });
+
+  it("refuses GATEWAY_TOKEN and GATEWAY_TOKEN_FILE both set, with exit 1, and replays nothing", async () => {
+    const eventId = await db.failedFinal();
+    await db.close();
+    const file = tokenFile("both.token", OPERATOR.token);
+    const run = gateway(["replay", eventId, "--reason", "retry"], {
+      ...env,
+      GATEWAY_TOKEN: OPERATOR.token,
+      GATEWAY_TOKEN_FILE: file,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/GATEWAY_TOKEN and GATEWAY_TOKEN_FILE are both set/);
+    expect(run.stderr).not.toContain(OPERATOR.token.slice(0, 6));
+    expect(db.replays(eventId)).toEqual([]);
+  });
+
   it("refuses a viewer's token with exit 1 and one line naming the viewer, and replays nothing", async () => {
     const eventId = await db.failedFinal();
     await db.close();

@@ -60,8 +60,8 @@ const SECRETS: ReadonlyArray<{
 ];
 
 describe("every secret as NAME_FILE (the Docker secrets and PostgreSQL image convention)", () => {
-  it("covers every secret the configuration reads", () => {
-    expect([...SECRET_VARIABLES].sort()).toEqual(SECRETS.map((s) => s.name).sort());
+  it("covers every secret the configuration reads, and the command line's GATEWAY_TOKEN (test/cli/replay-roles.test.ts)", () => {
+    expect([...SECRET_VARIABLES].sort()).toEqual([...SECRETS.map((s) => s.name), "GATEWAY_TOKEN"].sort());
   });
 
   it.each(SECRETS)("$name: its _FILE form gives the same configuration, a trailing newline trimmed", (secret) => {
