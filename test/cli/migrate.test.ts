@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { readMigrations } from "../../src/register/postgres/migrate.ts";
-import { migrations as sqliteMigrations } from "../../src/register/sqlite/migrations.ts";
+import { readMigrations } from "../../src/register/migrations.ts";
 import { postgresForTests } from "../support/postgres.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway } from "./cli-support.ts";
@@ -18,13 +17,15 @@ describe("gateway migrate", { timeout: 60_000 }, () => {
     expect(first.stderr).toBe("");
     expect([first.status, first.stdout.trim()]).toEqual([
       0,
-      `${file}: applied ${sqliteMigrations.map((m) => m.name).join(", ")}`,
+      `${file}: applied ${readMigrations("sqlite")
+        .map((m) => m.name)
+        .join(", ")}`,
     ]);
     const again = gateway(["migrate"], { DATABASE_URL: file });
     expect([again.status, again.stdout.trim()]).toEqual([0, `${file}: up to date`]);
     const db = new Database(file, { readonly: true });
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(sqliteMigrations.at(-1)?.version);
+      expect(db.pragma("user_version", { simple: true })).toBe(readMigrations("sqlite").at(-1)?.version);
       expect(db.prepare("SELECT count(*) AS n FROM inbound_events").get()).toEqual({ n: 0 });
     } finally {
       db.close();
@@ -45,7 +46,7 @@ describe("gateway migrate", { timeout: 60_000 }, () => {
       const database = await pg.database();
       if (database === undefined) throw new Error("no database");
       try {
-        const names = readMigrations().map((m) => m.name);
+        const names = readMigrations("postgres").map((m) => m.name);
         const first = gateway(["migrate"], { DATABASE_URL: database.url });
         expect(first.stderr).toBe("");
         expect(first.status).toBe(0);

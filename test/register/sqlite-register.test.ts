@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readMigrations } from "../../src/register/migrations.ts";
 import { StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { SEARCH_SQL } from "../../src/register/sqlite/statements.ts";
@@ -31,7 +32,11 @@ describe("SqliteRegister", () => {
     expect(await register.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
     const db = new Database(file, { readonly: true });
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(3);
+      const versions = readMigrations("sqlite").map((m) => [m.version, m.name]);
+      expect(db.prepare("SELECT version, name FROM register_migrations ORDER BY version").raw().all()).toEqual(
+        versions,
+      );
+      expect(db.pragma("user_version", { simple: true })).toBe(versions.at(-1)?.[0]);
     } finally {
       db.close();
     }

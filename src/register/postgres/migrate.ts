@@ -1,30 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
 import postgres from "postgres";
-import { codeFile } from "../../util/package-files.ts";
+import { type Migration, readMigrations } from "../migrations.ts";
 import { storage } from "./storage-errors.ts";
-
-/** The numbered plain-SQL files of migrations/, in order: `0001_register.sql`, … */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-const MIGRATIONS_DIR = codeFile("register/postgres/migrations/");
 
 /** Any fixed number: every gateway on one database must take the same lock. */
 const MIGRATION_LOCK_KEY = 4_107_342_001;
-
-export function readMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((file) => /^\d+_.+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({
-      version: Number.parseInt(file, 10),
-      name: file.replace(/\.sql$/, ""),
-      sql: readFileSync(new URL(file, MIGRATIONS_DIR), "utf8"),
-    }));
-}
 
 /**
  * Applies the migrations this database lacks, all in one transaction under an
@@ -35,7 +14,7 @@ export function readMigrations(): Migration[] {
  */
 export async function migrate<Types extends Record<string, unknown>>(
   sql: postgres.Sql<Types>,
-  migrations: readonly Migration[] = readMigrations(),
+  migrations: readonly Migration[] = readMigrations("postgres"),
 ): Promise<number[]> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
@@ -62,7 +41,7 @@ export async function migrate<Types extends Record<string, unknown>>(
 export async function migrateDatabase(url: string): Promise<string[]> {
   const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
   try {
-    const migrations = readMigrations();
+    const migrations = readMigrations("postgres");
     const applied = new Set(await storage(() => migrate(sql, migrations)));
     return migrations.filter((migration) => applied.has(migration.version)).map((migration) => migration.name);
   } finally {

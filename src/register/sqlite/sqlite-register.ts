@@ -2,9 +2,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { BackendStatements } from "../backend.ts";
+import { readMigrations } from "../migrations.ts";
 import { StorageUnavailableError } from "../port.ts";
 import { LocalChangeFeed, RegisterCore } from "../register-core.ts";
-import { migrations } from "./migrations.ts";
 import { openConnection } from "./open-connection.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
@@ -95,20 +95,41 @@ export class SqliteRegister extends RegisterCore {
   }
 }
 
+/**
+ * SQLite's own numbering, before both backends shared one (user_version, no
+ * register_migrations): its 2 and 3 are today's 0003 and 0004. 0002 holds
+ * nothing on SQLite, so a file at 2 or 3 has it too.
+ */
+const LEGACY_VERSIONS: Readonly<Record<number, readonly number[]>> = { 1: [1], 2: [1, 2, 3], 3: [1, 2, 3, 4] };
+
 /** Returns the names of the migrations applied now. */
 function migrate(db: Database.Database): string[] {
+  const migrations = readMigrations("sqlite");
   // Several gateways may start at once on one file: the immediate transaction
-  // makes the second wait and then see the version the first one wrote.
+  // makes the second wait and then see the versions the first one recorded.
   return db
     .transaction(() => {
-      const current = db.pragma("user_version", { simple: true }) as number;
+      db.exec(`CREATE TABLE IF NOT EXISTS register_migrations (
+                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+      const record = db.prepare("INSERT INTO register_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+      const done = new Set(db.prepare("SELECT version FROM register_migrations").pluck().all() as number[]);
+      if (done.size === 0) {
+        const legacy = LEGACY_VERSIONS[db.pragma("user_version", { simple: true }) as number] ?? [];
+        for (const migration of migrations.filter((m) => legacy.includes(m.version))) {
+          record.run(migration.version, migration.name, Date.now());
+          done.add(migration.version);
+        }
+      }
       const applied: string[] = [];
       for (const migration of migrations) {
-        if (migration.version <= current) continue;
+        if (done.has(migration.version)) continue;
         db.exec(migration.sql);
-        db.pragma(`user_version = ${migration.version}`);
+        record.run(migration.version, migration.name, Date.now());
+        done.add(migration.version);
         applied.push(migration.name);
       }
+      // Kept for tools that read it: the newest version applied.
+      db.pragma(`user_version = ${Math.max(0, ...done)}`);
       return applied;
     })
     .immediate();

@@ -1,0 +1,3 @@
+-- PostgreSQL's 0002 creates the senders' rate-limit counter shared by every instance. SQLite offers
+-- none (each process counts alone: a counter here would cost an fsync per request), so this number
+-- holds nothing, and keeps the numbering one on both backends.
