@@ -12,7 +12,7 @@ import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
  * hash alone; test/http/docs.test.ts finds it in the installed package and
  * fails when an upgrade changes it.
  */
-export const SWAGGER_UI_LOGO_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+const SWAGGER_UI_LOGO_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 
 /**
  * The policy of the API reference page and of every asset under it. Swagger UI
@@ -22,7 +22,7 @@ export const SWAGGER_UI_LOGO_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4
  * connect-src is the document, and "Try it out" sending to this same gateway
  * (the document's only server is "/").
  */
-export const DOCS_CSP = [
+const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   `style-src 'self' ${SWAGGER_UI_LOGO_STYLE_HASH}`,
