@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { excerpt } from "../onec/classify-response.ts";
 import type { OnecClient } from "../onec/client.ts";
 import { namedSenderKey } from "../onec/contract/key.ts";
-import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
+import type { OnecEventLookup, OnecOutcome } from "../onec/outcome.ts";
 import type {
   AttemptReport,
   Claim,
@@ -23,7 +23,7 @@ export interface AttemptDeps {
 }
 
 /** What the attempt came to, as metrics count it. */
-export type AttemptOutcome = OnecOutcome["kind"] | `lookup_${EventLookup["kind"]}`;
+export type AttemptOutcome = OnecOutcome["kind"] | `lookup_${OnecEventLookup["kind"]}`;
 
 export interface AttemptResult {
   /** The record after the attempt: ours if the lease held, the newer claim's if not. */

@@ -1,6 +1,6 @@
-import { abandonedSnapshot, type OnecOrder, refusalSnapshot, successSnapshot } from "../domain/first-answer.ts";
-import type { EventLookup, OnecOutcome } from "../onec/outcome.ts";
 import { EventStatus } from "../domain/event-status.ts";
+import { abandonedSnapshot, type OnecOrder, refusalSnapshot, successSnapshot } from "../domain/first-answer.ts";
+import type { OnecEventLookup, OnecOutcome } from "../onec/outcome.ts";
 import type { EventRecord, FinalSettlement, Settlement } from "../register/port.ts";
 
 /**
@@ -144,7 +144,7 @@ export function settlementAfterLookup(
   policy: DeliveryPolicy,
   record: EventRecord,
   ending: FinalSettlement,
-  lookup: EventLookup,
+  lookup: OnecEventLookup,
   now: number,
   random: () => number = Math.random,
 ): Settlement {

@@ -1,5 +1,5 @@
 import { PROCESSING_ERROR } from "./contract/codes.ts";
-import type { EventLookup, OnecOutcome } from "./outcome.ts";
+import type { OnecEventLookup, OnecOutcome } from "./outcome.ts";
 
 /**
  * Maps 1C's answer to an outcome. Pure; the HTTP call lives in client.ts.
@@ -68,7 +68,7 @@ export function classifyResponse(httpStatus: number, bodyText: string, retryAfte
  * Maps 1C's answer to GET /v1/events/{key}. Strict on purpose: only the
  * contract's own 404 body proves 1C lacks the event; a proxy's 404 page proves nothing.
  */
-export function classifyLookup(httpStatus: number, bodyText: string): EventLookup {
+export function classifyLookup(httpStatus: number, bodyText: string): OnecEventLookup {
   if (httpStatus === 200) {
     const order = readOrder(bodyText);
     if (order !== undefined) return { kind: "found", httpStatus, order };
@@ -89,7 +89,7 @@ export function classifyLookup(httpStatus: number, bodyText: string): EventLooku
 }
 
 /** The same network failures as a POST, for a lookup: 1C could not be asked. */
-export function classifyLookupError(error: unknown): EventLookup {
+export function classifyLookupError(error: unknown): OnecEventLookup {
   const { errorClass, message } = classifyError(error);
   return { kind: "unknown", errorClass, message };
 }

@@ -2,7 +2,7 @@ import { Agent, type Dispatcher, request } from "undici";
 import { deadline } from "../util/deadline.ts";
 import { classifyError, classifyLookup, classifyLookupError, classifyResponse } from "./classify-response.ts";
 import { keyPathSegment } from "./contract/key.ts";
-import type { EventLookup, OnecOutcome } from "./outcome.ts";
+import type { OnecEventLookup, OnecOutcome } from "./outcome.ts";
 
 export interface OnecClientOptions {
   /** Base URL of the 1C HTTP service, e.g. http://1c.local/base/hs/integration */
@@ -84,7 +84,7 @@ export class OnecClient {
    * Asks 1C what it holds under a key: GET /v1/events/{key}, same credentials and deadline. The key
    * goes into the path as it is (its alphabet needs no escape, see contract/key.ts).
    */
-  async lookUpEvent(idempotencyKey: string, correlationId: string): Promise<EventLookup> {
+  async lookUpEvent(idempotencyKey: string, correlationId: string): Promise<OnecEventLookup> {
     const headers: Record<string, string> = { accept: "application/json", "x-correlation-id": correlationId };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
     const timeout = deadline(this.#timeoutMs);

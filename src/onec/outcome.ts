@@ -26,7 +26,7 @@ export type OnecOutcome =
  * Asked before the gateway gives up on an event whose last call may have
  * reached 1C: only "absent" lets the event end undelivered.
  */
-export type EventLookup =
+export type OnecEventLookup =
   /** 1C created the order for this key; this is it. */
   | { kind: "found"; httpStatus: 200; order: OnecOrder }
   /** 404 with the contract's NOT_FOUND error: 1C never committed this key. */

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { CaseExpect } from "../../src/onec/contract/cases.ts";
 import {
-  type Answer,
   checkValue,
   compareAnswer,
   describeActual,
   describeExpected,
+  type ObservedAnswer,
 } from "../../src/onec/contract/compare.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8", "x-correlation-id": "c-1" };
 
-function answer(status: number, body: unknown, headers: Record<string, string> = JSON_HEADERS): Answer {
+function answer(status: number, body: unknown, headers: Record<string, string> = JSON_HEADERS): ObservedAnswer {
   return { status, headers, bodyText: typeof body === "string" ? body : JSON.stringify(body) };
 }
 

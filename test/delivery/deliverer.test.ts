@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
-import type { EventLookup, OnecOutcome } from "../../src/onec/outcome.ts";
+import type { OnecEventLookup, OnecOutcome } from "../../src/onec/outcome.ts";
 import type { EventRegister } from "../../src/register/port.ts";
 import { T0 } from "../support/records.ts";
 import { registerBackends } from "../support/register-backends.ts";
@@ -21,12 +21,12 @@ const order = { id: "o-1", number: "ORD-1" };
 const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order };
 const busy: OnecOutcome = { kind: "retryable", httpStatus: 503, errorClass: "http_503", message: "busy" };
 
-const absent: EventLookup = { kind: "absent", httpStatus: 404 };
+const absent: OnecEventLookup = { kind: "absent", httpStatus: 404 };
 
 /** A 1C stand-in whose answers the test decides, call by call; lookups say "absent" unless told otherwise. */
 function scriptedOnec(
   answer: (call: number, delivery: OrderPaidDelivery) => OnecOutcome | Promise<OnecOutcome>,
-  lookUp: (lookup: number, key: string) => EventLookup = () => absent,
+  lookUp: (lookup: number, key: string) => OnecEventLookup = () => absent,
 ) {
   const calls: OrderPaidDelivery[] = [];
   const lookups: string[] = [];
@@ -407,7 +407,7 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
   it("ends a poison event SUCCEEDED with 1C's order when 1C holds it, and waits while 1C cannot be asked", async () => {
     await accept("held");
     await crashThreeTimes("held");
-    const down: EventLookup = { kind: "unknown", errorClass: "ECONNREFUSED", message: "1C unreachable" };
+    const down: OnecEventLookup = { kind: "unknown", errorClass: "ECONNREFUSED", message: "1C unreachable" };
     const onec = scriptedOnec(
       () => delivered,
       (lookup) => (lookup <= 2 ? down : { kind: "found", httpStatus: 200, order }),

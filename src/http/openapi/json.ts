@@ -16,7 +16,7 @@ export function defComponentName(defName: string): string {
   return defName.charAt(0).toUpperCase() + defName.slice(1);
 }
 
-export function parseJson(text: string): JsonObject {
+export function parseJsonObject(text: string): JsonObject {
   return asJsonObject(JSON.parse(text), "example");
 }
 

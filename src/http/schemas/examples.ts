@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { EventStatus } from "../../domain/event-status.ts";
 import { canonicalizeEvent } from "../../domain/fingerprint.ts";
 import {
   abandonedSnapshot,
@@ -9,11 +10,10 @@ import {
   successSnapshot,
 } from "../../domain/first-answer.ts";
 import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
-import { EventStatus } from "../../domain/event-status.ts";
 import type { AttemptRecord, EventRecord } from "../../register/port.ts";
 import { packageFile } from "../../util/package-files.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";
-import { asJsonObject, parseJson } from "../openapi/json.ts";
+import { asJsonObject, parseJsonObject } from "../openapi/json.ts";
 import type { JsonObject, JsonValue, RetryExample } from "../openapi/types.ts";
 
 /** Example bodies, made by the functions that make the real answers. */
@@ -84,7 +84,7 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
     asJsonObject(attempt(1, "retryable", 503, "http_503", "1C answered 503: temporarily unavailable"), "attempt"),
     asJsonObject(attempt(2, "delivered", 201, null, EXAMPLE_ORDER.number), "attempt"),
   ];
-  const accepted = parseJson(successSnapshot(eventId, EXAMPLE_ORDER).body);
+  const accepted = parseJsonObject(successSnapshot(eventId, EXAMPLE_ORDER).body);
   const pending = (status: string) => ({ event_id: eventId, status, status_url: location });
   const view = asJsonObject(statusView(record), "status view");
   const edited = asJsonObject(structuredClone(event), "event");
@@ -130,7 +130,7 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
       sender: record.sender,
       ...view,
       status_url: location,
-      body: parseJson(canonical.text),
+      body: parseJsonObject(canonical.text),
       fingerprint: record.fingerprint,
       policy_version: record.policyVersion,
       lease: null,
@@ -177,7 +177,7 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
         ],
         event_id: eventId,
       }),
-      GW_ERR_ONEC_REJECTED: parseJson(
+      GW_ERR_ONEC_REJECTED: parseJsonObject(
         refusalSnapshot(
           eventId,
           "GW_ERR_ONEC_REJECTED",
@@ -186,7 +186,7 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
           EXAMPLE_CORRELATION_ID,
         ).body,
       ),
-      GW_ERR_DELIVERY_ABANDONED: parseJson(
+      GW_ERR_DELIVERY_ABANDONED: parseJsonObject(
         abandonedSnapshot(eventId, "max_attempts", "1C answered 503 on 12 attempts", EXAMPLE_CORRELATION_ID).body,
       ),
       GW_ERR_UNAUTHORIZED: problemExample(

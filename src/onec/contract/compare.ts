@@ -8,7 +8,7 @@ import { getPath, isObject } from "./json-path.ts";
  * deeply) or a matcher: an object whose keys all start with "$".
  */
 
-export interface Answer {
+export interface ObservedAnswer {
   status: number;
   /** Lower-case names. */
   headers: Record<string, string>;
@@ -16,7 +16,7 @@ export interface Answer {
 }
 
 /** Every way the answer differs from the expectation; empty when it meets it. */
-export function compareAnswer(expect: CaseExpect, answer: Answer): string[] {
+export function compareAnswer(expect: CaseExpect, answer: ObservedAnswer): string[] {
   const problems: string[] = [];
   if (answer.status !== expect.status) problems.push(`status ${answer.status}, expected ${expect.status}`);
   for (const [name, expectation] of Object.entries(expect.headers)) {
@@ -25,7 +25,7 @@ export function compareAnswer(expect: CaseExpect, answer: Answer): string[] {
   }
   const paths = Object.entries(expect.body);
   if (paths.length > 0) {
-    const body = parseJson(answer.bodyText);
+    const body = jsonOrUndefined(answer.bodyText);
     if (body === undefined) {
       problems.push(`body is not JSON: ${excerpt(answer.bodyText)}`);
     } else {
@@ -99,8 +99,8 @@ export function describeExpected(expect: CaseExpect): string {
 }
 
 /** The same few words for what came back: "201 order ORD-000001", "400 BAD_JSON". */
-export function describeActual(answer: Answer): string {
-  const body = parseJson(answer.bodyText);
+export function describeActual(answer: ObservedAnswer): string {
+  const body = jsonOrUndefined(answer.bodyText);
   const code = getPath(body, "error.code");
   if (typeof code === "string") return `${answer.status} ${code}`;
   const number = getPath(body, "order.number");
@@ -112,7 +112,7 @@ export function describeActual(answer: Answer): string {
 }
 
 /** undefined for anything that is not JSON. */
-export function parseJson(text: string): unknown {
+export function jsonOrUndefined(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { deadline } from "../../util/deadline.ts";
 import { type CaseExpect, type ContractCase, loadContract } from "./cases.ts";
-import { type Answer, compareAnswer, describeActual, describeExpected, parseJson } from "./compare.ts";
+import { compareAnswer, describeActual, describeExpected, jsonOrUndefined, type ObservedAnswer } from "./compare.ts";
 import { fillTemplates, type RecordedAnswer, TemplateError } from "./template.ts";
 
 /**
@@ -111,8 +111,12 @@ export class ContractSession {
     };
   }
 
-  record(caseName: string, answer: Answer): void {
-    this.#answers.set(caseName, { status: answer.status, headers: answer.headers, body: parseJson(answer.bodyText) });
+  record(caseName: string, answer: ObservedAnswer): void {
+    this.#answers.set(caseName, {
+      status: answer.status,
+      headers: answer.headers,
+      body: jsonOrUndefined(answer.bodyText),
+    });
   }
 
   #filler(contractCase: ContractCase): (value: unknown) => unknown {
@@ -176,7 +180,7 @@ async function runCase(
   const { request, expect } = prepared;
   const headers = { ...request.headers };
   if (target.auth !== undefined) headers.authorization = target.auth;
-  let answer: Answer;
+  let answer: ObservedAnswer;
   const timeout = deadline(target.timeoutMs);
   try {
     const response = await fetch(`${target.base}${request.path}`, {
@@ -204,7 +208,7 @@ async function runCase(
     ok: problems.length === 0,
     actual: describeActual(answer),
     detail: problems.join("; "),
-    body: parseJson(answer.bodyText),
+    body: jsonOrUndefined(answer.bodyText),
   };
 }
 
