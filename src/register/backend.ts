@@ -1,20 +1,4 @@
-import type {
-  AttemptReport,
-  Backlog,
-  ClaimRequest,
-  HitCounter,
-  Lease,
-  ListFilter,
-  PageCursor,
-  PurgeRequest,
-  RegisterChange,
-  ReplayRefusal,
-  ReplayRequest,
-  ReserveRequest,
-  SessionStore,
-  Settlement,
-  StatusCountFilter,
-} from "./port.ts";
+import type * as port from "./port.ts";
 import type { AttemptRow, EventRow, ReplayRow } from "./rows.ts";
 import type { ImportRows } from "./rules.ts";
 
@@ -28,32 +12,37 @@ import type { ImportRows } from "./rules.ts";
 /** The queue (port.ts, EventQueue). */
 export interface QueueStatements {
   /** Inserts the event (PROCESSING, due now) unless (sender, event_id) is there; returns the row either way. */
-  reserve(request: ReserveRequest): Promise<{ created: boolean; row: EventRow }>;
+  reserve(request: port.ReserveRequest): Promise<{ created: boolean; row: EventRow }>;
   /** Leases due events (pending, lease free, next_attempt_at passed) with the next token; opens each one's attempt row. */
-  claim(request: ClaimRequest): Promise<EventRow[]>;
+  claim(request: port.ClaimRequest): Promise<EventRow[]>;
   /** Writes settledColumns and settleReleases under the fence, and the attempt's row either way; the row if it landed. */
-  settle(lease: Lease, settlement: Settlement, report: AttemptReport, now: number): Promise<EventRow | undefined>;
+  settle(
+    lease: port.Lease,
+    settlement: port.Settlement,
+    report: port.AttemptReport,
+    now: number,
+  ): Promise<EventRow | undefined>;
   /** Waiting retries (FAILED_RETRYABLE, not leased) due now; how many. */
   bringForward(now: number): Promise<number>;
   /** Locks the row, asks replayRefusal, then writes replayedColumns and replayAudit: one transaction. */
-  replay(request: ReplayRequest): Promise<ReplayRows>;
+  replay(request: port.ReplayRequest): Promise<ReplayRows>;
 }
 
 export type ReplayRows =
   | { kind: "replayed"; row: EventRow; fromStatus: EventRow["status"] }
   | { kind: "missing" }
-  | { kind: "refused"; reason: ReplayRefusal; row: EventRow };
+  | { kind: "refused"; reason: port.ReplayRefusal; row: EventRow };
 
 /** The event store and its search (port.ts, EventStore). */
 export interface StoreStatements {
   find(sender: string, eventId: string): Promise<EventRow | undefined>;
   findByEventId(eventId: string): Promise<EventRow[]>;
-  list(filter: ListFilter): Promise<EventRow[]>;
-  page(filter: ListFilter & { before?: PageCursor }): Promise<EventRow[]>;
+  list(filter: port.ListFilter): Promise<EventRow[]>;
+  page(filter: port.ListFilter & { before?: port.PageCursor }): Promise<EventRow[]>;
   /** Called only with a term that can match (search-term.ts) and `limit` rows at most. */
   search(term: string, limit: number): Promise<EventRow[]>;
-  countByStatus(filter: StatusCountFilter): Promise<{ status: string; count: number }[]>;
-  backlog(): Promise<Backlog>;
+  countByStatus(filter: port.StatusCountFilter): Promise<{ status: string; count: number }[]>;
+  backlog(): Promise<port.Backlog>;
 }
 
 /** Audit (port.ts, AuditTrail): by lease token, and in the order requested. */
@@ -65,7 +54,7 @@ export interface AuditStatements {
 /** Maintenance (port.ts, RegisterMaintenance). */
 export interface MaintenanceStatements {
   /** One batch of finished events (FINISHED_SQL) updated before olderThan, with their attempts and replays. */
-  purge(request: PurgeRequest): Promise<number>;
+  purge(request: port.PurgeRequest): Promise<number>;
   countFinished(olderThan: number): Promise<number>;
   /** All rows in one transaction; undefined (nothing written) when (sender, event_id) is there. */
   importEvent(rows: ImportRows): Promise<EventRow | undefined>;
@@ -73,9 +62,9 @@ export interface MaintenanceStatements {
 
 /** Where committed changes are told: this instance's watchers, and other instances' where the backend can reach them. */
 export interface ChangeFeed {
-  watch(listener: (change: RegisterChange) => void): () => void;
+  watch(listener: (change: port.RegisterChange) => void): () => void;
   /** A change this instance committed: told to its watchers now (and published, where there are others). */
-  local(change: RegisterChange): void;
+  local(change: port.RegisterChange): void;
 }
 
 export interface BackendStatements {
@@ -83,8 +72,8 @@ export interface BackendStatements {
   store: StoreStatements;
   audit: AuditStatements;
   maintenance: MaintenanceStatements;
-  sessions: SessionStore;
-  hitCounter?: HitCounter;
+  sessions: port.SessionStore;
+  hitCounter?: port.HitCounter;
   feed: ChangeFeed;
   /** The write lock can be taken now; throws StorageUnavailableError if not. */
   ping(): Promise<void>;

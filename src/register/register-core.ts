@@ -1,33 +1,8 @@
 import { ALL_STATUSES, type EventStatus } from "../domain/event-status.ts";
 import type { BackendStatements, ChangeFeed } from "./backend.ts";
-import type {
-  AttemptRecord,
-  AttemptReport,
-  Backlog,
-  Claim,
-  ClaimRequest,
-  EventChange,
-  EventRecord,
-  EventRegister,
-  EventSnapshot,
-  HitCounter,
-  Lease,
-  ListFilter,
-  PageCursor,
-  PurgeRequest,
-  RegisterChange,
-  ReplayRecord,
-  ReplayRequest,
-  ReplayResult,
-  ReserveRequest,
-  ReserveResult,
-  SessionStore,
-  Settlement,
-  StatusCountFilter,
-} from "./port.ts";
+import type * as port from "./port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "./rows.ts";
-import { importRows, isPending } from "./rules.ts";
-import { searchRows } from "./search-term.ts";
+import { importRows, isPending, searchRows } from "./rules.ts";
 
 /**
  * The register as the port defines it, on any backend's statements
@@ -35,10 +10,10 @@ import { searchRows } from "./search-term.ts";
  * watchers after its commit, never inside the transaction, so that a woken
  * waiter finds it. Backends extend it with their own statements.
  */
-export class RegisterCore implements EventRegister {
+export class RegisterCore implements port.EventRegister {
   readonly #backend: BackendStatements;
-  readonly sessions: SessionStore;
-  readonly hitCounter?: HitCounter;
+  readonly sessions: port.SessionStore;
+  readonly hitCounter?: port.HitCounter;
 
   constructor(backend: BackendStatements) {
     this.#backend = backend;
@@ -46,23 +21,23 @@ export class RegisterCore implements EventRegister {
     if (backend.hitCounter !== undefined) this.hitCounter = backend.hitCounter;
   }
 
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+  async reserve(request: port.ReserveRequest): Promise<port.ReserveResult> {
     const { created, row } = await this.#backend.queue.reserve(request);
     const record = toRecord(row);
     if (created) this.#changed("recorded", record);
     return { outcome: created ? "created" : "existing", record };
   }
 
-  async claim(request: ClaimRequest): Promise<Claim[]> {
+  async claim(request: port.ClaimRequest): Promise<port.Claim[]> {
     return (await this.#backend.queue.claim(request)).map(claimOf);
   }
 
   async settle(
-    lease: Lease,
-    settlement: Settlement,
-    report: AttemptReport,
+    lease: port.Lease,
+    settlement: port.Settlement,
+    report: port.AttemptReport,
     now: number,
-  ): Promise<EventRecord | undefined> {
+  ): Promise<port.EventRecord | undefined> {
     const row = await this.#backend.queue.settle(lease, settlement, report, now);
     if (row === undefined) return undefined;
     const record = toRecord(row);
@@ -76,7 +51,7 @@ export class RegisterCore implements EventRegister {
     return count;
   }
 
-  async replay(request: ReplayRequest): Promise<ReplayResult> {
+  async replay(request: port.ReplayRequest): Promise<port.ReplayResult> {
     const outcome = await this.#backend.queue.replay(request);
     switch (outcome.kind) {
       case "missing":
@@ -91,39 +66,39 @@ export class RegisterCore implements EventRegister {
     }
   }
 
-  watch(listener: (change: RegisterChange) => void): () => void {
+  watch(listener: (change: port.RegisterChange) => void): () => void {
     return this.#backend.feed.watch(listener);
   }
 
-  #changed(kind: EventChange["kind"], record: EventRecord): void {
+  #changed(kind: port.EventChange["kind"], record: port.EventRecord): void {
     this.#backend.feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
   }
 
-  async find(sender: string, eventId: string): Promise<EventRecord | undefined> {
+  async find(sender: string, eventId: string): Promise<port.EventRecord | undefined> {
     const row = await this.#backend.store.find(sender, eventId);
     return row === undefined ? undefined : toRecord(row);
   }
 
-  async findByEventId(eventId: string): Promise<EventRecord[]> {
+  async findByEventId(eventId: string): Promise<port.EventRecord[]> {
     return (await this.#backend.store.findByEventId(eventId)).map(toRecord);
   }
 
-  async list(filter: ListFilter): Promise<EventRecord[]> {
+  async list(filter: port.ListFilter): Promise<port.EventRecord[]> {
     return (await this.#backend.store.list(filter)).map(toRecord);
   }
 
-  async page(filter: ListFilter & { before?: PageCursor }): Promise<EventRecord[]> {
+  async page(filter: port.ListFilter & { before?: port.PageCursor }): Promise<port.EventRecord[]> {
     return (await this.#backend.store.page(filter)).map(toRecord);
   }
 
-  async search(term: string, limit: number): Promise<EventRecord[]> {
+  async search(term: string, limit: number): Promise<port.EventRecord[]> {
     const rows = searchRows(term, limit);
     if (rows === 0) return [];
     return (await this.#backend.store.search(term, rows)).map(toRecord);
   }
 
   /** Every status, counted or 0: a status without events still has its tab. */
-  async countByStatus(filter: StatusCountFilter): Promise<Record<EventStatus, number>> {
+  async countByStatus(filter: port.StatusCountFilter): Promise<Record<EventStatus, number>> {
     const counts = Object.fromEntries(ALL_STATUSES.map((status) => [status, 0])) as Record<EventStatus, number>;
     for (const row of await this.#backend.store.countByStatus(filter)) {
       if (row.status in counts) counts[row.status as EventStatus] = Number(row.count);
@@ -131,19 +106,19 @@ export class RegisterCore implements EventRegister {
     return counts;
   }
 
-  backlog(): Promise<Backlog> {
+  backlog(): Promise<port.Backlog> {
     return this.#backend.store.backlog();
   }
 
-  async listAttempts(sender: string, eventId: string): Promise<AttemptRecord[]> {
+  async listAttempts(sender: string, eventId: string): Promise<port.AttemptRecord[]> {
     return (await this.#backend.audit.attempts(sender, eventId)).map(toAttempt);
   }
 
-  async listReplays(sender: string, eventId: string): Promise<ReplayRecord[]> {
+  async listReplays(sender: string, eventId: string): Promise<port.ReplayRecord[]> {
     return (await this.#backend.audit.replays(sender, eventId)).map(toReplay);
   }
 
-  purgeFinished(request: PurgeRequest): Promise<number> {
+  purgeFinished(request: port.PurgeRequest): Promise<number> {
     return this.#backend.maintenance.purge(request);
   }
 
@@ -151,7 +126,7 @@ export class RegisterCore implements EventRegister {
     return this.#backend.maintenance.countFinished(request.olderThan);
   }
 
-  async importEvent(snapshot: EventSnapshot): Promise<"imported" | "present"> {
+  async importEvent(snapshot: port.EventSnapshot): Promise<"imported" | "present"> {
     const row = await this.#backend.maintenance.importEvent(importRows(snapshot));
     if (row === undefined) return "present";
     // This instance's watchers: a deliverer here may take it at once; others find it at their next poll.
@@ -170,14 +145,14 @@ export class RegisterCore implements EventRegister {
 
 /** The change feed of a backend that sees only its own process's commits (SQLite): waiters poll for the rest. */
 export class LocalChangeFeed implements ChangeFeed {
-  readonly #listeners = new Set<(change: RegisterChange) => void>();
+  readonly #listeners = new Set<(change: port.RegisterChange) => void>();
 
-  watch(listener: (change: RegisterChange) => void): () => void {
+  watch(listener: (change: port.RegisterChange) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
-  local(change: RegisterChange): void {
+  local(change: port.RegisterChange): void {
     for (const listener of this.#listeners) listener(change);
   }
 }

@@ -227,7 +227,7 @@ async function reserveBatch(
 /** Purged between the batch's two statements: the key is free again, so insert once more, alone. */
 async function reserveAlone(sql: q.Sql, request: q.ReserveParams): Promise<ReserveResultRow> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await q.insertEvent(sql, request);
+    const [inserted] = await q.insertEvents(sql, [request], request.clock);
     if (inserted !== undefined) return { created: true, row: inserted };
     const existing = await q.selectEvent(sql, request.sender, request.eventId);
     if (existing !== undefined) return { created: false, row: existing };

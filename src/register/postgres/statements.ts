@@ -64,19 +64,6 @@ export interface ReserveParams extends At {
   body: string;
 }
 
-/** Records the event unless (sender, event_id) exists; returns the new row only. */
-export async function insertEvent(db: Db, p: ReserveParams): Promise<EventRow | undefined> {
-  const now = nowOf(db, p);
-  const rows = await db<EventRow[]>`
-    INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                round_started_at, next_attempt_at, received_at, updated_at)
-    VALUES (${p.sender}, ${p.eventId}, ${p.fingerprint}, ${p.policyVersion}, 'PROCESSING', ${p.correlationId},
-            ${p.body}, ${now}, ${now}, ${now}, ${now})
-    ON CONFLICT (sender, event_id) DO NOTHING
-    RETURNING *`;
-  return rows[0];
-}
-
 /**
  * Records each event whose (sender, event_id) is not there yet, in one
  * statement: a batch of concurrent reservations, one commit. Within the
