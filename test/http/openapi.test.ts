@@ -6,16 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, problems } from "../../src/errors/catalogue.ts";
 import { DOCS_PATH, defComponentName, JSON_MEDIA_TYPE, PROBLEM_MEDIA_TYPE } from "../../src/http/openapi/json.ts";
-import type {
-  JsonObject,
-  JsonValue,
-  OpenApiDocument,
-  OperationObject,
-  ParameterObject,
-  ResponseObject,
-} from "../../src/http/openapi/types.ts";
+import type { JsonObject, JsonValue } from "../../src/http/openapi/types.ts";
 import { EXAMPLES } from "../../src/http/schemas/examples.ts";
 import { appForDocuments } from "../support/app-for-documents.ts";
+import type { OpenApiDocument, OperationObject, ParameterObject, ResponseObject } from "./openapi-document.ts";
 
 const addFormats = addFormatsModule.default;
 const readJson = (path: string): JsonObject =>
