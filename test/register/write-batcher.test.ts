@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type JobResult, WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import { type JobResult, WriteBatcher } from "../../src/register/write-batcher.ts";
 import { closureBatcher } from "../support/closure-batcher.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -131,6 +131,18 @@ describe("WriteBatcher with an asynchronous commit (the writer thread's)", () =>
     endOldest();
     endOldest();
     expect(await Promise.all(answers)).toEqual([10, 20, 30, 40, 50, 60]);
+  });
+
+  it("with no bound on batches in flight (PostgreSQL's), sends all of a turn's batches at once", async () => {
+    const { sent, commit, endOldest } = controlledCommit();
+    const batcher = new WriteBatcher<number>(commit, 2, Infinity);
+    const answers = [1, 2, 3, 4, 5].map((job) => batcher.submit(job));
+    await nextTurn();
+    expect(sent).toEqual([[1, 2], [3, 4], [5]]);
+    endOldest();
+    endOldest();
+    endOldest();
+    expect(await Promise.all(answers)).toEqual([10, 20, 30, 40, 50]);
   });
 
   it("rejects every job of a batch whose commit fails, and goes on with the next", async () => {

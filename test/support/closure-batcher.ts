@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import { batchTransaction, WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import { batchTransaction } from "../../src/register/sqlite/batch-transaction.ts";
+import { WriteBatcher } from "../../src/register/write-batcher.ts";
 
 export type Work = () => unknown;
 

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ReadBatcher } from "../../src/register/sqlite/read-batcher.ts";
-import type { WriteBatcher } from "../../src/register/sqlite/write-batcher.ts";
+import type { WriteBatcher } from "../../src/register/write-batcher.ts";
 import { closureBatcher, type Work } from "../support/closure-batcher.ts";
 import { tempDir } from "../support/temp.ts";
 

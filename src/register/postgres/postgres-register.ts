@@ -12,13 +12,13 @@ import {
 import { RegisterCore } from "../register-core.ts";
 import type { EventRow } from "../rows.ts";
 import { replayRefusal } from "../rules.ts";
+import { allSucceeded, WriteBatcher } from "../write-batcher.ts";
 import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
 import { migrate } from "./migrate.ts";
 import { PostgresSessionStore } from "./session-store.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
-import { TickBatcher } from "./tick-batcher.ts";
 
 /** One string per (sender, event_id): for maps, and for one order all batches agree on. */
 function eventKey(sender: string, eventId: string): string {
@@ -29,11 +29,6 @@ function compareLeases(a: q.SettleParams, b: q.SettleParams): number {
   const left = eventKey(a.lease.sender, a.lease.eventId);
   const right = eventKey(b.lease.sender, b.lease.eventId);
   return left < right ? -1 : left > right ? 1 : 0;
-}
-
-/** The settled row, or none when the lease was lost (a batch's answer is never undefined itself). */
-interface SettleDone {
-  row: EventRow | undefined;
 }
 
 export interface PostgresRegisterOptions {
@@ -65,8 +60,11 @@ export class PostgresRegister extends RegisterCore {
   readonly #feed: PostgresChangeFeed;
 
   private constructor(sql: q.Sql, feed: PostgresChangeFeed, clock: q.ClockSource) {
-    const reservations = new TickBatcher<ReserveRequest, ReserveResultRow>((batch) => reserveBatch(sql, clock, batch));
-    const settles = new TickBatcher<q.SettleParams, SettleDone>((batch) => settleBatch(sql, batch));
+    // Every batch goes to the server at once: the pool, not this side, bounds how many run together.
+    const reserveAll = (batch: readonly ReserveRequest[]) => reserveBatch(sql, clock, batch).then(allSucceeded);
+    const settleAll = (batch: readonly q.SettleParams[]) => settleBatch(sql, batch).then(allSucceeded);
+    const reservations = new WriteBatcher(reserveAll, 500, Infinity);
+    const settles = new WriteBatcher(settleAll, 500, Infinity);
     let closing: Promise<void> | undefined;
     const backend: BackendStatements = {
       queue: {
@@ -84,7 +82,7 @@ export class PostgresRegister extends RegisterCore {
             errorClass: report.errorClass ?? null,
             detail: report.detail ?? null,
           };
-          return (await storage(() => settles.submit(params))).row;
+          return storage(() => settles.submit(params));
         },
         bringForward: (now) => storage(() => q.bringForward(sql, { now, clock })),
         // One short transaction: the row is locked while the refusal is decided on it.
@@ -241,16 +239,17 @@ async function reserveAlone(sql: q.Sql, request: q.ReserveParams): Promise<Reser
  * all. Each stays fenced by its own lease token. In key order, so two
  * workers' batches never take the same rows in opposite orders.
  */
-async function settleBatch(sql: q.Sql, batch: readonly q.SettleParams[]): Promise<SettleDone[]> {
+async function settleBatch(sql: q.Sql, batch: readonly q.SettleParams[]): Promise<(EventRow | undefined)[]> {
   if (batch.length === 1) {
     const [params] = batch as [q.SettleParams];
-    return [{ row: await q.settleEvent(sql, params) }];
+    return [await q.settleEvent(sql, params)];
   }
   const sorted = batch.map((params, index) => ({ params, index })).sort((a, b) => compareLeases(a.params, b.params));
   const rows = await sql.begin((tx) => Promise.all(sorted.map(({ params }) => q.settleEvent(tx, params))));
-  const done: SettleDone[] = [];
+  // No row: the lease was lost.
+  const done: (EventRow | undefined)[] = [];
   sorted.forEach(({ index }, position) => {
-    done[index] = { row: rows[position] };
+    done[index] = rows[position];
   });
   return done;
 }

@@ -1,7 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import type { JobResult } from "../write-batcher.ts";
+import { batchTransaction } from "./batch-transaction.ts";
 import { openConnection } from "./open-connection.ts";
-import { batchTransaction, type JobResult } from "./write-batcher.ts";
 import { prepareWriteStatements, runWriteJob, type WriteJob } from "./write-ops.ts";
 
 /**

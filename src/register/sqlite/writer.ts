@@ -5,7 +5,8 @@ import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { codeModule, RUNNING_FROM_SOURCE } from "../../util/package-files.ts";
 import { StorageUnavailableError } from "../port.ts";
-import { batchTransaction, type CommitBatch, type JobResult, WriteBatcher } from "./write-batcher.ts";
+import { type CommitBatch, type JobResult, WriteBatcher } from "../write-batcher.ts";
+import { batchTransaction } from "./batch-transaction.ts";
 import {
   prepareWriteStatements,
   runWriteJob,
