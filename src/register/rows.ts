@@ -13,6 +13,10 @@ import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts"
 type ColumnType = "text" | "integer" | "bigint" | "flag" | "text?" | "integer?" | "bigint?" | "flag?";
 type ValueOf<T> = T extends `${infer Base}?` ? ValueOf<Base> | null : T extends "text" ? string : number;
 type RowOf<Columns> = { -readonly [Name in keyof Columns]: ValueOf<Columns[Name]> };
+/** The same column in a port record: named in camelCase, a flag as a boolean. */
+type FieldOf<T> = T extends `${infer Base}?` ? FieldOf<Base> | null : T extends "flag" ? boolean : ValueOf<T>;
+type Camel<Name> = Name extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : Name;
+type RecordOf<Columns> = { -readonly [Name in keyof Columns as Camel<Name>]: FieldOf<Columns[Name]> };
 
 export const EVENT_COLUMNS = {
   sender: "text",
@@ -73,6 +77,37 @@ export function columnNames<Columns extends Record<string, ColumnType>>(columns:
   return Object.keys(columns);
 }
 
+/** A row as the port's record: each column under its camelCase name, flags as booleans. */
+function recordOf<Columns extends Record<string, ColumnType>>(
+  columns: Columns,
+  row: RowOf<Columns>,
+): RecordOf<Columns> {
+  const record: Record<string, unknown> = {};
+  for (const [name, type] of Object.entries(columns)) {
+    const value = row[name];
+    record[camelCase(name)] = type.startsWith("flag") && value !== null ? value === 1 : value;
+  }
+  return record as RecordOf<Columns>;
+}
+
+/** The other way: a record's fields as the row's columns, in table order, flags as 0/1. */
+function rowOf<Columns extends Record<string, ColumnType>>(
+  columns: Columns,
+  record: RecordOf<Columns>,
+): RowOf<Columns> {
+  const fields: Record<string, unknown> = record;
+  const row: Record<string, unknown> = {};
+  for (const [name, type] of Object.entries(columns)) {
+    const value = fields[camelCase(name)];
+    row[name] = type.startsWith("flag") && value !== null ? Number(value) : value;
+  }
+  return row as RowOf<Columns>;
+}
+
+function camelCase(name: string): string {
+  return name.replace(/_(.)/g, (_, letter: string) => letter.toUpperCase());
+}
+
 export function claimOf(row: EventRow): Claim {
   return {
     record: toRecord(row),
@@ -80,112 +115,42 @@ export function claimOf(row: EventRow): Claim {
   };
 }
 
+/** The record's response and order are each two columns, both set or both null. */
 export function toRecord(row: EventRow): EventRecord {
+  const { responseStatus, responseBody, orderId, orderNumber, ...record } = recordOf(EVENT_COLUMNS, row);
   return {
-    sender: row.sender,
-    eventId: row.event_id,
-    fingerprint: row.fingerprint,
-    policyVersion: row.policy_version,
+    ...record,
     status: row.status,
-    correlationId: row.correlation_id,
-    body: row.body,
-    response:
-      row.response_status === null || row.response_body === null
-        ? null
-        : { status: row.response_status, body: row.response_body },
-    order: row.order_id === null || row.order_number === null ? null : { id: row.order_id, number: row.order_number },
-    lastError: row.last_error,
-    lastErrorClass: row.last_error_class,
-    attempts: row.attempts,
-    finishedAttempts: row.finished_attempts,
-    roundAttempts: row.round_attempts,
-    roundStartedAt: row.round_started_at,
-    leaseOwner: row.lease_owner,
-    leaseToken: row.lease_token,
-    leaseUntil: row.lease_until,
-    nextAttemptAt: row.next_attempt_at,
-    receivedAt: row.received_at,
-    updatedAt: row.updated_at,
+    response: responseStatus === null || responseBody === null ? null : { status: responseStatus, body: responseBody },
+    order: orderId === null || orderNumber === null ? null : { id: orderId, number: orderNumber },
   };
 }
 
 /** The other way: a record as the row it came from (`gateway export` writes rows, importEvent inserts them). */
 export function toRow(record: EventRecord): EventRow {
-  return {
-    sender: record.sender,
-    event_id: record.eventId,
-    fingerprint: record.fingerprint,
-    policy_version: record.policyVersion,
-    status: record.status,
-    correlation_id: record.correlationId,
-    body: record.body,
-    response_status: record.response?.status ?? null,
-    response_body: record.response?.body ?? null,
-    order_id: record.order?.id ?? null,
-    order_number: record.order?.number ?? null,
-    last_error: record.lastError,
-    last_error_class: record.lastErrorClass,
-    attempts: record.attempts,
-    finished_attempts: record.finishedAttempts,
-    round_attempts: record.roundAttempts,
-    round_started_at: record.roundStartedAt,
-    lease_owner: record.leaseOwner,
-    lease_token: record.leaseToken,
-    lease_until: record.leaseUntil,
-    next_attempt_at: record.nextAttemptAt,
-    received_at: record.receivedAt,
-    updated_at: record.updatedAt,
-  };
+  const { response, order, ...fields } = record;
+  const row = rowOf(EVENT_COLUMNS, {
+    ...fields,
+    responseStatus: response?.status ?? null,
+    responseBody: response?.body ?? null,
+    orderId: order?.id ?? null,
+    orderNumber: order?.number ?? null,
+  });
+  return { ...row, status: record.status };
 }
 
 export function toAttempt(row: AttemptRow): AttemptRecord {
-  return {
-    attempt: row.attempt,
-    leaseToken: row.lease_token,
-    worker: row.worker,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.duration_ms,
-    outcome: row.outcome,
-    httpStatus: row.http_status,
-    errorClass: row.error_class,
-    detail: row.detail,
-    applied: row.applied === null ? null : row.applied === 1,
-  };
+  return recordOf(ATTEMPT_COLUMNS, row);
 }
 
 export function attemptRow(attempt: AttemptRecord): AttemptRow {
-  return {
-    attempt: attempt.attempt,
-    lease_token: attempt.leaseToken,
-    worker: attempt.worker,
-    started_at: attempt.startedAt,
-    finished_at: attempt.finishedAt,
-    duration_ms: attempt.durationMs,
-    outcome: attempt.outcome,
-    http_status: attempt.httpStatus,
-    error_class: attempt.errorClass,
-    detail: attempt.detail,
-    applied: attempt.applied === null ? null : Number(attempt.applied),
-  };
+  return rowOf(ATTEMPT_COLUMNS, attempt);
 }
 
 export function toReplay(row: ReplayRow): ReplayRecord {
-  return {
-    requestedBy: row.requested_by,
-    reason: row.reason,
-    forced: row.forced === 1,
-    fromStatus: row.from_status,
-    requestedAt: row.requested_at,
-  };
+  return recordOf(REPLAY_COLUMNS, row);
 }
 
 export function replayRow(replay: ReplayRecord): ReplayRow {
-  return {
-    requested_by: replay.requestedBy,
-    reason: replay.reason,
-    forced: Number(replay.forced),
-    from_status: replay.fromStatus,
-    requested_at: replay.requestedAt,
-  };
+  return rowOf(REPLAY_COLUMNS, replay);
 }
