@@ -1,6 +1,6 @@
+import { EventStatus } from "../domain/event-status.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
-import { EventStatus } from "../domain/event-status.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
 import type { AcceptResult } from "./accept-result.ts";
 

@@ -1,8 +1,8 @@
 import { hostname, userInfo } from "node:os";
 import { SENDER_ID_PATTERN } from "../config/senders.ts";
 import { InvalidValue, wholeNumber } from "../config/values.ts";
-import { REPLAY_REASON_MAX, REQUESTED_BY_MAX } from "../operations/replay-event.ts";
 import { ALL_STATUSES, type EventStatus } from "../domain/event-status.ts";
+import { REPLAY_REASON_MAX, REQUESTED_BY_MAX } from "../operations/replay-event.ts";
 import { UsageError } from "./context.ts";
 
 /** Runs a `node:util` parseArgs call, turning its complaints into a UsageError. */

@@ -1,8 +1,8 @@
 import { type Static, type TSchema, Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { SENDER_ID_PATTERN } from "../config/senders.ts";
-import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
 import { ALL_STATUSES } from "../domain/event-status.ts";
+import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
 import type { AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
 import { type EventRow, toRecord, toRow } from "../register/rows.ts";
 

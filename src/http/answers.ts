@@ -1,8 +1,8 @@
 import type { AcceptResult } from "../accept/accept-result.ts";
+import { EventStatus } from "../domain/event-status.ts";
 import { statusUrl } from "../domain/first-answer.ts";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import { PROBLEM_CONTENT_TYPE, problemDocument } from "../errors/problem.ts";
-import { EventStatus } from "../domain/event-status.ts";
 import type { EventRecord } from "../register/port.ts";
 
 /**

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { admitOrderPaid } from "../../src/accept/admit-order-paid.ts";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { checkBusinessRules } from "../../src/domain/business-rules.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
 import { successSnapshot } from "../../src/domain/first-answer.ts";
 import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
@@ -13,7 +14,6 @@ import { checkOrderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { answerFor } from "../../src/http/answers.ts";
 import { RequestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { EventStatus } from "../../src/domain/event-status.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { tempDir } from "../support/temp.ts";
 

@@ -2,9 +2,9 @@ import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import { loadConfig } from "../../src/config/load-config.ts";
+import { EventStatus, isFinished } from "../../src/domain/event-status.ts";
 import { createDeliveryStack } from "../../src/gateway.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { EventStatus, isFinished } from "../../src/domain/event-status.ts";
 
 /**
  * The drain scenario's worker (see drain.ts): the production delivery stack

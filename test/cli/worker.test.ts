@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import type { OnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
-import { EventStatus } from "../../src/domain/event-status.ts";
 import { gatewayBin } from "../support/start-script.ts";
 import { cliEnv, repoRoot, TestDatabase } from "./cli-support.ts";
 

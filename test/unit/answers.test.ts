@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { refusalSnapshot, statusUrl, successSnapshot } from "../../src/domain/first-answer.ts";
 import { answerFor } from "../../src/http/answers.ts";
-import { EventStatus } from "../../src/domain/event-status.ts";
 import { eventRecord, T0 } from "../support/records.ts";
 
 const NOW = T0;

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
 import { type Canonical, canonicalizeEvent, fingerprintOf } from "../../src/domain/fingerprint.ts";
 import { successSnapshot } from "../../src/domain/first-answer.ts";
 import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
-import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRecord, EventRegister } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";

@@ -1,5 +1,5 @@
-import { replayEvent } from "../../operations/replay-event.ts";
 import { EventStatus } from "../../domain/event-status.ts";
+import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
 import type { CliContext } from "../context.ts";
 import { iso } from "../format.ts";

@@ -1,7 +1,7 @@
 import { SENDER_ID_PATTERN } from "../../config/senders.ts";
+import { EventStatus } from "../../domain/event-status.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { type ReplayOutcome, replayEvent } from "../../operations/replay-event.ts";
-import { EventStatus } from "../../domain/event-status.ts";
 import type { EventRecord, EventRegister } from "../../register/port.ts";
 
 /**

@@ -1,6 +1,6 @@
 import type { Principal } from "../../config/operators.ts";
-import { allowed } from "../../operations/authorization.ts";
 import type { EventStatus } from "../../domain/event-status.ts";
+import { allowed } from "../../operations/authorization.ts";
 import type {
   AttemptRecord,
   Backlog,

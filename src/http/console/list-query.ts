@@ -1,6 +1,6 @@
 import { SENDER_ID_PATTERN } from "../../config/senders.ts";
-import { isValidEventId } from "../../domain/order-paid.ts";
 import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
+import { isValidEventId } from "../../domain/order-paid.ts";
 import type { PageCursor } from "../../register/port.ts";
 import { ConsoleError } from "./console-error.ts";
 import { parseUtcInput, utcInputValue } from "./time-text.ts";

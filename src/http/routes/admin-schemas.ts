@@ -1,7 +1,7 @@
 import { Type } from "typebox";
+import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import { type Action, rolesAllowed } from "../../operations/authorization.ts";
 import { REPLAY_REASON_MAX, REQUESTED_BY_MAX } from "../../operations/replay-event.ts";
-import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import { EXAMPLES } from "../schemas/examples.ts";
 import { ADMIN_GATE, answers, EVERY_ROUTE, header, JSON_BODY, PATH_PARAMETER, success } from "../schemas/responses.ts";
 import { CorrelationHeaders, EventIdParams } from "./order-paid-schemas.ts";

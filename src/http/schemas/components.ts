@@ -1,6 +1,6 @@
+import { ALL_STATUSES, EventStatus } from "../../domain/event-status.ts";
 import { orderPaidSchema } from "../../domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
-import { ALL_STATUSES, EventStatus } from "../../domain/event-status.ts";
 import { asJsonObject, defComponentName, schemaRef } from "../openapi/json.ts";
 import type { JsonObject, JsonValue } from "../openapi/types.ts";
 

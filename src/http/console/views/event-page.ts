@@ -1,5 +1,5 @@
-import { REPLAY_REASON_MAX } from "../../../operations/replay-event.ts";
 import { EventStatus, isFinished } from "../../../domain/event-status.ts";
+import { REPLAY_REASON_MAX } from "../../../operations/replay-event.ts";
 import type { AttemptRecord, EventRecord, ReplayRecord } from "../../../register/port.ts";
 import type { EventDetails } from "../console-reads.ts";
 import { type Html, html } from "../html.ts";
