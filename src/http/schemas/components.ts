@@ -62,6 +62,11 @@ function rewriteRefs(value: JsonValue): JsonValue {
 const nullable = (type: string, extra: JsonObject = {}): JsonObject => ({ type: [type, "null"], ...extra });
 const dateTime: JsonObject = { type: "string", format: "date-time" };
 
+/** An object whose every property is required, as most of the answers' bodies are. */
+function allRequired(properties: JsonObject, extra: JsonObject = {}): JsonObject {
+  return { type: "object", required: Object.keys(properties), properties, ...extra };
+}
+
 /** The fields of `statusView()` in answers.ts. */
 const statusViewProperties: JsonObject = {
   event_id: schemaRef("EventId"),
@@ -87,102 +92,59 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
       description:
         "`PROCESSING`: recorded; an attempt runs or is due. `FAILED_RETRYABLE`: the last attempt failed for a passing reason; another follows at `next_attempt_at`. `SUCCEEDED`: 1C has the order. `FAILED_FINAL`: 1C refused it, or the gateway gave up.",
     },
-    OnecOrder: {
-      type: "object",
-      required: ["id", "number"],
-      properties: { id: { type: "string" }, number: { type: "string" } },
-      description: "The order 1C made for the event.",
-    },
-    OrderAccepted: {
-      type: "object",
-      required: ["event_id", "status", "order", "status_url"],
-      properties: {
+    OnecOrder: allRequired(
+      { id: { type: "string" }, number: { type: "string" } },
+      { description: "The order 1C made for the event." },
+    ),
+    OrderAccepted: allRequired(
+      {
         event_id: schemaRef("EventId"),
         status: { const: EventStatus.SUCCEEDED },
         order: schemaRef("OnecOrder"),
         status_url: { type: "string", format: "uri-reference" },
       },
-      description: "1C has the order. A repeat gets these very bytes again, with 200.",
-    },
-    EventPending: {
-      type: "object",
-      required: ["event_id", "status", "status_url"],
-      properties: {
+      { description: "1C has the order. A repeat gets these very bytes again, with 200." },
+    ),
+    EventPending: allRequired(
+      {
         event_id: schemaRef("EventId"),
         status: { enum: [EventStatus.PROCESSING, EventStatus.FAILED_RETRYABLE] },
         status_url: { type: "string", format: "uri-reference" },
       },
-      description: "Recorded durably, not delivered yet. Resend after Retry-After, or poll status_url.",
-    },
-    EventStatusView: {
-      type: "object",
-      required: [
-        "event_id",
-        "status",
-        "attempts",
-        "order",
-        "error",
-        "error_class",
-        "next_attempt_at",
-        "received_at",
-        "updated_at",
-        "correlation_id",
-      ],
-      properties: statusViewProperties,
-      description: "The status URL's answer.",
-    },
-    AttemptView: {
-      type: "object",
-      required: [
-        "attempt",
-        "started_at",
-        "finished_at",
-        "duration_ms",
-        "outcome",
-        "http_status",
-        "error_class",
-        "detail",
-        "worker",
-        "applied",
-      ],
-      properties: {
-        attempt: { type: "integer", minimum: 1 },
-        started_at: dateTime,
-        finished_at: nullable("string", { format: "date-time" }),
-        duration_ms: nullable("integer"),
-        outcome: {
-          type: "string",
-          description:
-            "`delivered`, `rejected`, `conflict`, `unauthorized`, `retryable`, or `unfinished` (the process stopped during the call).",
-        },
-        http_status: nullable("integer", { description: "1C's HTTP status, if it answered." }),
-        error_class: nullable("string"),
-        detail: nullable("string"),
-        worker: { type: "string", description: "host:pid:id of the process that ran it." },
-        applied: nullable("boolean", {
-          description: "false: it finished after its lease expired and another attempt took over; kept here only.",
-        }),
+      { description: "Recorded durably, not delivered yet. Resend after Retry-After, or poll status_url." },
+    ),
+    EventStatusView: allRequired(statusViewProperties, { description: "The status URL's answer." }),
+    AttemptView: allRequired({
+      attempt: { type: "integer", minimum: 1 },
+      started_at: dateTime,
+      finished_at: nullable("string", { format: "date-time" }),
+      duration_ms: nullable("integer"),
+      outcome: {
+        type: "string",
+        description:
+          "`delivered`, `rejected`, `conflict`, `unauthorized`, `retryable`, or `unfinished` (the process stopped during the call).",
       },
-    },
-    AttemptsView: {
-      type: "object",
-      required: ["event_id", "status", "attempts"],
-      properties: {
+      http_status: nullable("integer", { description: "1C's HTTP status, if it answered." }),
+      error_class: nullable("string"),
+      detail: nullable("string"),
+      worker: { type: "string", description: "host:pid:id of the process that ran it." },
+      applied: nullable("boolean", {
+        description: "false: it finished after its lease expired and another attempt took over; kept here only.",
+      }),
+    }),
+    AttemptsView: allRequired(
+      {
         event_id: schemaRef("EventId"),
         status: schemaRef("EventStatus"),
         attempts: { type: "array", items: schemaRef("AttemptView") },
       },
-      description: "Every attempt to deliver the event to 1C, kept for good.",
-    },
-    ProblemFieldError: {
-      type: "object",
-      required: ["path", "rule", "message"],
-      properties: {
-        path: { type: "string", description: "JSON Pointer into the request body." },
-        rule: { type: "string", description: "The schema keyword or business rule that refused it." },
-        message: { type: "string" },
-      },
-    },
+      { description: "Every attempt to deliver the event to 1C, kept for good." },
+    ),
+    ProblemFieldError: allRequired({
+      path: { type: "string", description: "JSON Pointer into the request body." },
+      rule: { type: "string", description: "The schema keyword or business rule that refused it." },
+      message: { type: "string" },
+    }),
     Problem: {
       type: "object",
       required: ["type", "title", "status", "detail", "code", "correlation_id", "retryable"],
@@ -209,26 +171,20 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
           items: schemaRef("ProblemFieldError"),
           description: "schema-violation and business-rules-violated: every refused field.",
         },
-        onec_error: {
-          type: "object",
-          required: ["code", "message"],
-          properties: { code: { type: "string" }, message: { type: "string" } },
-          description: "onec-rejected and onec-conflict: what 1C said.",
-        },
+        onec_error: allRequired(
+          { code: { type: "string" }, message: { type: "string" } },
+          { description: "onec-rejected and onec-conflict: what 1C said." },
+        ),
       },
       description: "RFC 9457 problem details with the gateway's extension members.",
     },
-    ProblemTypeDescription: {
-      type: "object",
-      required: ["code", "status", "slug", "title", "retryable"],
-      properties: {
-        code: { type: "string" },
-        status: { type: "integer" },
-        slug: { type: "string" },
-        title: { type: "string" },
-        retryable: { type: "boolean" },
-      },
-    },
+    ProblemTypeDescription: allRequired({
+      code: { type: "string" },
+      status: { type: "integer" },
+      slug: { type: "string" },
+      title: { type: "string" },
+      retryable: { type: "boolean" },
+    }),
     Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
     Readiness: { type: "object", required: ["status"], properties: { status: { const: "ready" } } },
     ReplayAccepted: {
@@ -278,23 +234,16 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
         policy_version: { type: "string" },
         lease: {
           oneOf: [
-            {
-              type: "object",
-              required: ["owner", "until"],
-              properties: { owner: nullable("string"), until: dateTime },
-              description: "The attempt running now.",
-            },
+            allRequired({ owner: nullable("string"), until: dateTime }, { description: "The attempt running now." }),
             { type: "null" },
           ],
         },
         response: {
           oneOf: [
-            {
-              type: "object",
-              required: ["status", "body"],
-              properties: { status: { type: "integer" }, body: { type: "string" } },
-              description: "The recorded final answer that every repeat gets, byte for byte.",
-            },
+            allRequired(
+              { status: { type: "integer" }, body: { type: "string" } },
+              { description: "The recorded final answer that every repeat gets, byte for byte." },
+            ),
             { type: "null" },
           ],
         },
@@ -307,26 +256,20 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
       },
       description: "Everything the gateway holds about one event: the status view's fields and more.",
     },
-    ReplayRecord: {
-      type: "object",
-      required: ["requested_by", "reason", "forced", "from_status", "requested_at"],
-      properties: {
+    ReplayRecord: allRequired(
+      {
         requested_by: { type: "string" },
         reason: { type: "string" },
         forced: { type: "boolean" },
         from_status: schemaRef("EventStatus"),
         requested_at: dateTime,
       },
-      description: "Who replayed the event, when and why.",
-    },
-    AdminEventList: {
-      type: "object",
-      required: ["events", "next_cursor"],
-      properties: {
-        events: { type: "array", items: schemaRef("AdminEventView") },
-        next_cursor: nullable("string", { description: "Pass as `cursor` for the next page; null on the last." }),
-      },
-    },
+      { description: "Who replayed the event, when and why." },
+    ),
+    AdminEventList: allRequired({
+      events: { type: "array", items: schemaRef("AdminEventView") },
+      next_cursor: nullable("string", { description: "Pass as `cursor` for the next page; null on the last." }),
+    }),
   };
 }
 
