@@ -16,7 +16,7 @@ interface Queued<J, R> {
  * until one of those is done, and go together at once. So one commit (one
  * fsync, one WAL flush) makes a whole batch durable, under load the batches
  * grow instead of queueing commits, and no job is answered before its own
- * batch's commit.
+ * batch's commit. SQLite's ReadBatcher groups reads with it too.
  */
 export class WriteBatcher<J, R = unknown> {
   readonly #commit: CommitBatch<J, R>;
@@ -25,11 +25,18 @@ export class WriteBatcher<J, R = unknown> {
   #scheduled = false;
   readonly #maxInFlight: number;
   readonly #committing = new Set<Promise<void>>();
+  readonly #afterEachBatch: (() => void) | undefined;
 
-  constructor(commit: CommitBatch<J, R>, maxBatch = 256, maxInFlight = 1) {
+  /**
+   * `afterEachBatch` runs just after each batch, once the code awaiting its
+   * jobs has run as far as it can (ReadBatcher's use, WriteBatcher.flushQueued:
+   * the writes a batch of reads led to commit in this turn, not the next).
+   */
+  constructor(commit: CommitBatch<J, R>, maxBatch = 256, maxInFlight = 1, afterEachBatch?: () => void) {
     this.#commit = commit;
     this.#maxBatch = maxBatch;
     this.#maxInFlight = maxInFlight;
+    this.#afterEachBatch = afterEachBatch;
   }
 
   submit(job: J): Promise<R> {
@@ -65,6 +72,9 @@ export class WriteBatcher<J, R = unknown> {
       this.#scheduled = false;
       this.#flush();
     });
+    // Queued now, it runs in this same turn after the flush and after the promise
+    // callbacks the flush set off; queued from inside the flush, it would wait a turn.
+    if (this.#afterEachBatch !== undefined) setImmediate(this.#afterEachBatch);
   }
 
   #flush(): void {

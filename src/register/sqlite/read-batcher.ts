@@ -1,13 +1,10 @@
 import type Database from "better-sqlite3";
+import { type JobResult, WriteBatcher } from "../write-batcher.ts";
 
-interface Job {
-  work: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
+type Read = () => unknown;
 
 /**
- * Read grouping, the reading twin of WriteBatcher. In WAL mode every
+ * Read grouping, the reading twin of group commit. In WAL mode every
  * autocommit SELECT opens and ends a read transaction of its own: a read
  * lock taken and dropped on the -shm file and the file's size looked up,
  * three system calls that cost more than a lookup by primary key. The
@@ -16,61 +13,24 @@ interface Job {
  * they never wait for another process's writer. Each read fails alone.
  */
 export class ReadBatcher {
-  readonly #runBatch: (jobs: readonly Job[]) => void;
-  readonly #then: (() => void) | undefined;
-  readonly #maxBatch: number;
-  #queue: Job[] = [];
-  #scheduled = false;
+  readonly #batches: WriteBatcher<Read>;
 
-  /**
-   * `then` runs just after each batch, once the code awaiting its reads has
-   * run as far as it can (WriteBatcher.flushQueued: the writes those reads
-   * led to commit in this turn, not the next).
-   */
+  /** `then` runs just after each batch of reads (see WriteBatcher's afterEachBatch). */
   constructor(db: Database.Database, then?: () => void, maxBatch = 256) {
-    this.#then = then;
-    this.#maxBatch = maxBatch;
     // BEGIN DEFERRED takes no lock until the first read, and then only a read lock.
-    const batch = db.transaction((jobs: readonly Job[]) => {
-      for (const job of jobs) {
+    const batch = db.transaction((reads: readonly Read[]) =>
+      reads.map((read): JobResult => {
         try {
-          job.resolve(job.work());
+          return { ok: true, value: read() };
         } catch (error) {
-          job.reject(error);
+          return { ok: false, error };
         }
-      }
-    });
-    this.#runBatch = (jobs) => batch.deferred(jobs);
+      }),
+    );
+    this.#batches = new WriteBatcher((reads) => batch.deferred(reads), maxBatch, 1, then);
   }
 
   submit<T>(work: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    // After the I/O callbacks of this turn: requests that arrived together read together.
-    setImmediate(() => this.#flush());
-    // Queued now, it runs in this same turn after the flush and after the promise
-    // callbacks the flush set off; queued from inside the flush, it would wait a turn.
-    const then = this.#then;
-    if (then !== undefined) setImmediate(then);
-  }
-
-  #flush(): void {
-    this.#scheduled = false;
-    const jobs = this.#queue.splice(0, this.#maxBatch);
-    if (this.#queue.length > 0) this.#schedule();
-    if (jobs.length === 0) return;
-    try {
-      this.#runBatch(jobs);
-    } catch (error) {
-      // BEGIN or COMMIT failed (the connection closed): a promise already settled ignores this.
-      for (const job of jobs) job.reject(error);
-    }
+    return this.#batches.submit(work) as Promise<T>;
   }
 }
