@@ -14,7 +14,7 @@ import type { AttemptRecord, EventRecord } from "../../register/port.ts";
 import { packageFile } from "../../util/package-files.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";
 import { asJsonObject, parseJsonObject } from "../openapi/json.ts";
-import type { JsonObject, JsonValue, RetryExample } from "../openapi/types.ts";
+import type { JsonObject, JsonValue, RetryExample, RetryStep } from "../openapi/types.ts";
 
 /** Example bodies, made by the functions that make the real answers. */
 
@@ -96,20 +96,26 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
     `event_id "${eventId}" was accepted at ${new Date(T0).toISOString()} with another body; send a new event_id for a new event`,
     { event_id: eventId, status_url: location },
   );
-  const post = (headers: Record<string, string>, body: JsonValue) => ({
-    method: "POST",
-    path: ORDERS_PAID_PATH,
-    headers: {
-      Authorization: "Bearer <sender token>",
-      "Content-Type": "application/json",
-      "X-Correlation-ID": EXAMPLE_CORRELATION_ID,
-      ...headers,
+  /** One exchange of the worked retry: the sender POSTs `sent`, the gateway answers. */
+  const step = (
+    title: string,
+    explanation: string,
+    sent: JsonValue,
+    answer: { status: number; headers: Record<string, string>; body: JsonValue },
+  ): RetryStep => ({
+    title,
+    explanation,
+    request: {
+      method: "POST",
+      path: ORDERS_PAID_PATH,
+      headers: {
+        Authorization: "Bearer <sender token>",
+        "Content-Type": "application/json",
+        "X-Correlation-ID": EXAMPLE_CORRELATION_ID,
+      },
+      body: sent,
     },
-    body,
-  });
-  const answerHeaders = (headers: Record<string, string>) => ({
-    "X-Correlation-ID": EXAMPLE_CORRELATION_ID,
-    ...headers,
+    response: { ...answer, headers: { "X-Correlation-ID": EXAMPLE_CORRELATION_ID, ...answer.headers } },
   });
 
   return {
@@ -209,46 +215,34 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
       summary:
         "1C is slow, then down for a moment, then back. The sender resends the same body under the same event_id until the answer is final; 1C gets the order once.",
       steps: [
-        {
-          title: "First send: 202",
-          explanation:
-            "1C did not answer within SYNC_WAIT_MS. The event is committed and will not be lost; the gateway goes on delivering it.",
-          request: post({}, event),
-          response: {
+        step(
+          "First send: 202",
+          "1C did not answer within SYNC_WAIT_MS. The event is committed and will not be lost; the gateway goes on delivering it.",
+          event,
+          { status: 202, headers: { Location: location, "Retry-After": "1" }, body: pending(EventStatus.PROCESSING) },
+        ),
+        step(
+          "Resend after Retry-After: 202 again",
+          "The attempt failed for a passing reason (1C answered 503); the next one is due in 4 s. No second call to 1C is made while one runs.",
+          event,
+          {
             status: 202,
-            headers: answerHeaders({ Location: location, "Retry-After": "1" }),
-            body: pending(EventStatus.PROCESSING),
-          },
-        },
-        {
-          title: "Resend after Retry-After: 202 again",
-          explanation:
-            "The attempt failed for a passing reason (1C answered 503); the next one is due in 4 s. No second call to 1C is made while one runs.",
-          request: post({}, event),
-          response: {
-            status: 202,
-            headers: answerHeaders({ Location: location, "Retry-After": "4" }),
+            headers: { Location: location, "Retry-After": "4" },
             body: pending(EventStatus.FAILED_RETRYABLE),
           },
-        },
-        {
-          title: "Resend once more: 200, replayed",
-          explanation:
-            "1C created the order in the meantime. The answer is the first answer's body byte for byte, with 200 and Idempotent-Replayed: true; every later repeat gets the same.",
-          request: post({}, event),
-          response: {
-            status: 200,
-            headers: answerHeaders({ Location: location, "Idempotent-Replayed": "true" }),
-            body: accepted,
-          },
-        },
-        {
-          title: "Another body under the same event_id: 409",
-          explanation:
-            "Someone edited the order and resent it under the old event_id. A new event needs a new event_id.",
-          request: post({}, editedEvent),
-          response: { status: 409, headers: answerHeaders({ Location: location }), body: conflict },
-        },
+        ),
+        step(
+          "Resend once more: 200, replayed",
+          "1C created the order in the meantime. The answer is the first answer's body byte for byte, with 200 and Idempotent-Replayed: true; every later repeat gets the same.",
+          event,
+          { status: 200, headers: { Location: location, "Idempotent-Replayed": "true" }, body: accepted },
+        ),
+        step(
+          "Another body under the same event_id: 409",
+          "Someone edited the order and resent it under the old event_id. A new event needs a new event_id.",
+          editedEvent,
+          { status: 409, headers: { Location: location }, body: conflict },
+        ),
       ],
     },
   };
