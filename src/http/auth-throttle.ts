@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { isIPv6 } from "node:net";
-import rateLimit from "@fastify/rate-limit";
+import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import type { HitCounter } from "../register/port.ts";
@@ -39,11 +38,11 @@ declare module "fastify" {
 
 /**
  * The address key. An IPv6 client holds a whole /64 (its prefix), so one
- * address there is the /64, as @fastify/rate-limit counts it; an IPv4-mapped
- * address is its IPv4 address.
+ * address there is the /64, and an IPv4-mapped address is its IPv4 address:
+ * @fastify/rate-limit's own normalizeIP, as its default key counts them.
  */
 export function addressKey(ip: string): string {
-  return `auth-failures:address:${clientNetwork(ip)}`;
+  return `auth-failures:address:${normalizeIP(ip)}`;
 }
 
 /**
@@ -55,34 +54,6 @@ export function addressKey(ip: string): string {
  */
 export function identityKey(credential: string): string {
   return `auth-failures:token:${createHash("sha256").update(credential, "utf8").digest("hex").slice(0, 4)}`;
-}
-
-export function clientNetwork(ip: string): string {
-  if (!isIPv6(ip)) return ip;
-  const hextets = expandedIPv6(ip);
-  if (hextets === undefined) return ip;
-  const mapped = hextets.slice(0, 6).join(":") === "0:0:0:0:0:ffff";
-  if (mapped) {
-    const [high = 0, low = 0] = hextets.slice(6).map((hextet) => Number.parseInt(hextet, 16));
-    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
-  }
-  return `${hextets.slice(0, 4).join(":")}::/64`;
-}
-
-/** The eight hextets, without leading zeros; undefined for what the URL parser will not read (a zone id). */
-function expandedIPv6(ip: string): string[] | undefined {
-  let canonical: string;
-  try {
-    // WHATWG's serialisation: lower case, embedded IPv4 as hextets, one `::` at most.
-    canonical = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
-  } catch {
-    return undefined;
-  }
-  const [head = "", tail] = canonical.split("::");
-  const left = head === "" ? [] : head.split(":");
-  if (tail === undefined) return left;
-  const right = tail === "" ? [] : tail.split(":");
-  return [...left, ...new Array<string>(8 - left.length - right.length).fill("0"), ...right];
 }
 
 /** A wrong credential over the limit (RFC 6585 §4): says when to come back, never which key was over. */
