@@ -1,5 +1,5 @@
 import { EventStatus } from "../domain/event-status.ts";
-import type { EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
+import type { AttemptReport, EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
 import { attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
 
 /**
@@ -78,6 +78,17 @@ export function settledColumns(settlement: Settlement): SettledColumns {
  */
 export function settleReleases(settlement: Settlement): { refund: 0 | 1 } {
   return { refund: settlement.status === EventStatus.FAILED_RETRYABLE && !settlement.charged ? 1 : 0 };
+}
+
+/** What a settle writes into the attempt's own row; what the report leaves out is null. */
+export function finishedAttempt(report: AttemptReport) {
+  return {
+    durationMs: report.durationMs,
+    outcome: report.outcome,
+    httpStatus: report.httpStatus ?? null,
+    errorClass: report.errorClass ?? null,
+    detail: report.detail ?? null,
+  };
 }
 
 /**

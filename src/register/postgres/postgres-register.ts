@@ -11,7 +11,7 @@ import {
 } from "../port.ts";
 import { RegisterCore } from "../register-core.ts";
 import type { EventRow } from "../rows.ts";
-import { replayRefusal } from "../rules.ts";
+import { finishedAttempt, replayRefusal } from "../rules.ts";
 import { allSucceeded, WriteBatcher } from "../write-batcher.ts";
 import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
@@ -71,17 +71,7 @@ export class PostgresRegister extends RegisterCore {
         reserve: (request) => storage(() => reservations.submit(request)),
         claim: (request) => storage(() => q.claimDue(sql, { ...request, clock })),
         settle: async (lease: Lease, settlement: Settlement, report: AttemptReport, now: number) => {
-          const params: q.SettleParams = {
-            lease,
-            settlement,
-            now,
-            clock,
-            durationMs: report.durationMs,
-            outcome: report.outcome,
-            httpStatus: report.httpStatus ?? null,
-            errorClass: report.errorClass ?? null,
-            detail: report.detail ?? null,
-          };
+          const params: q.SettleParams = { lease, settlement, now, clock, ...finishedAttempt(report) };
           return storage(() => settles.submit(params));
         },
         bringForward: (now) => storage(() => q.bringForward(sql, { now, clock })),

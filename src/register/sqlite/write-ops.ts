@@ -11,6 +11,7 @@ import type {
 } from "../port.ts";
 import type { EventRow } from "../rows.ts";
 import {
+  finishedAttempt,
   type ImportRows,
   replayAudit,
   replayedColumns,
@@ -65,15 +66,7 @@ export const writeOps = {
     const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
     const columns = settledColumns(settlement);
     const settled = sql.events.settle(columns).get({ ...key, ...columns, ...settleReleases(settlement) });
-    sql.events.finishAttempt.run({
-      ...key,
-      durationMs: report.durationMs,
-      outcome: report.outcome,
-      httpStatus: report.httpStatus ?? null,
-      errorClass: report.errorClass ?? null,
-      detail: report.detail ?? null,
-      applied: settled === undefined ? 0 : 1,
-    });
+    sql.events.finishAttempt.run({ ...key, ...finishedAttempt(report), applied: settled === undefined ? 0 : 1 });
     return settled;
   },
 
