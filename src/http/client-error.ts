@@ -3,6 +3,7 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:ht
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
+import type { ProblemCode } from "../errors/catalogue.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
 
@@ -19,7 +20,8 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
     // A reset connection has no one left to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const correlationId = randomUUID();
-    const answer = answerFor(error.code, correlationId, limits);
+    const [code, detail] = parserRefusal(error.code, limits);
+    const answer = problemAnswer(code, correlationId, { detail });
     if (socket.writable) socket.write(rawAnswerBytes(answer, correlationId));
     socket.destroy(error);
   };
@@ -45,10 +47,7 @@ export function connectRefusalWriter(log: FastifyBaseLogger, lingerMs: number) {
     socket.resume();
     if (socket instanceof Socket) socket.setTimeout(lingerMs, () => socket.destroy());
     socket.end(rawAnswerBytes(answer, correlationId));
-    log.info(
-      { correlation_id: correlationId, method: request.method, url: request.url, status: answer.status },
-      "request completed",
-    );
+    logCompleted(log, request, correlationId, answer.status);
   };
 }
 
@@ -61,34 +60,36 @@ function rawAnswerBytes(answer: Answer, correlationId: string): string {
   );
 }
 
-function answerFor(
+/** What an error of Node's parser stands for, and what the client is told. */
+function parserRefusal(
   code: string | undefined,
-  correlationId: string,
   limits: { maxHeaderBytes: number; requestTimeoutMs: number },
-): Answer {
-  if (code === "HPE_HEADER_OVERFLOW") {
-    return problemAnswer("GW_ERR_HEADERS_TOO_LARGE", correlationId, {
-      detail: `the request headers exceed ${limits.maxHeaderBytes} bytes`,
-    });
+): [ProblemCode, string] {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return ["GW_ERR_HEADERS_TOO_LARGE", `the request headers exceed ${limits.maxHeaderBytes} bytes`];
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [
+        "GW_ERR_REQUEST_TIMEOUT",
+        `the whole request did not arrive within ${limits.requestTimeoutMs} ms; send it again with the same event_id`,
+      ];
+    // llhttp reads HTTP/0.9 to 1.1 and 2.0; any other version in the request line stops it (RFC 9112 §2.3, 1.2 included).
+    case "HPE_INVALID_VERSION":
+      return [
+        "GW_ERR_HTTP_VERSION_NOT_SUPPORTED",
+        `the request line's HTTP version is not one the gateway reads; ${SPOKEN_VERSIONS}`,
+      ];
+    // HTTP/2's connection preface (PRI * HTTP/2.0), sent by a client with prior knowledge of an h2c server.
+    case "HPE_PAUSED_H2_UPGRADE":
+      return ["GW_ERR_HTTP_VERSION_NOT_SUPPORTED", `HTTP/2 is not spoken on this listener; ${SPOKEN_VERSIONS}`];
+    default:
+      return ["GW_ERR_BAD_REQUEST", "the request is not valid HTTP/1.1"];
   }
-  if (code === "ERR_HTTP_REQUEST_TIMEOUT") {
-    return problemAnswer("GW_ERR_REQUEST_TIMEOUT", correlationId, {
-      detail: `the whole request did not arrive within ${limits.requestTimeoutMs} ms; send it again with the same event_id`,
-    });
-  }
-  // llhttp reads HTTP/0.9 to 1.1 and 2.0; any other version in the request line stops it (RFC 9112 §2.3, 1.2 included).
-  if (code === "HPE_INVALID_VERSION") {
-    return problemAnswer("GW_ERR_HTTP_VERSION_NOT_SUPPORTED", correlationId, {
-      detail: `the request line's HTTP version is not one the gateway reads; ${SPOKEN_VERSIONS}`,
-    });
-  }
-  // HTTP/2's connection preface (PRI * HTTP/2.0), sent by a client with prior knowledge of an h2c server.
-  if (code === "HPE_PAUSED_H2_UPGRADE") {
-    return problemAnswer("GW_ERR_HTTP_VERSION_NOT_SUPPORTED", correlationId, {
-      detail: `HTTP/2 is not spoken on this listener; ${SPOKEN_VERSIONS}`,
-    });
-  }
-  return problemAnswer("GW_ERR_BAD_REQUEST", correlationId, { detail: "the request is not valid HTTP/1.1" });
+}
+
+/** The request's log line, for an answer written where Fastify writes none. */
+function logCompleted(log: FastifyBaseLogger, request: IncomingMessage, correlationId: string, status: number): void {
+  log.info({ correlation_id: correlationId, method: request.method, url: request.url, status }, "request completed");
 }
 
 /**
@@ -113,9 +114,6 @@ export function expectationFailedWriter(log: FastifyBaseLogger) {
       connection: "close",
     });
     response.end(answer.body);
-    log.info(
-      { correlation_id: correlationId, method: request.method, url: request.url, status: answer.status },
-      "request completed",
-    );
+    logCompleted(log, request, correlationId, answer.status);
   };
 }
