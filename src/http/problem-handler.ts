@@ -91,15 +91,13 @@ function routerRefusal(error: FastifyError, request: FastifyRequest, maxParamLen
 
 function answerForError(error: Error, request: FastifyRequest): Answer {
   const correlationId = request.id;
-  const code = problemCodeFor(error);
-  if (error instanceof GatewayProblem) {
-    return problemAnswer(code, correlationId, { detail: error.detail, ...error.extras });
-  }
-  if ((error as FastifyError).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-    // Fastify refused a Content-Type it could not parse: say what we need instead of its bare message.
-    const problem = unsupportedBodyProblem(request);
+  // Fastify refused a Content-Type it could not parse: say what we need instead of its bare message.
+  const problem =
+    (error as FastifyError).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" ? unsupportedBodyProblem(request) : error;
+  if (problem instanceof GatewayProblem) {
     return problemAnswer(problem.code, correlationId, { detail: problem.detail, ...problem.extras });
   }
+  const code = problemCodeFor(error);
   switch (code) {
     case "GW_ERR_STORAGE_UNAVAILABLE":
       return problemAnswer(code, correlationId, {
