@@ -9,17 +9,7 @@ export const FORM_BODY_LIMIT = 64 * 1024;
 const FORM_MEDIA_TYPE = "application/x-www-form-urlencoded";
 
 /** A posted form: each field once. */
-export class FormFields {
-  readonly #fields: ReadonlyMap<string, string>;
-
-  constructor(fields: ReadonlyMap<string, string>) {
-    this.#fields = fields;
-  }
-
-  get(name: string): string | undefined {
-    return this.#fields.get(name);
-  }
-}
+export type FormFields = ReadonlyMap<string, string>;
 
 /**
  * Makes the console's encapsulated context read HTML forms and nothing else:
@@ -53,12 +43,12 @@ export function formFieldsOf(parsed: unknown): FormFields {
     if (typeof value !== "string") throw new ConsoleError(400, "Bad form", `the field "${name}" was sent twice`);
     fields.set(name, value);
   }
-  return new FormFields(fields);
+  return fields;
 }
 
 /** The fields a route received; a POST without a body has none (and so fails the CSRF check). */
 export function formOf(request: FastifyRequest): FormFields {
-  return request.body instanceof FormFields ? request.body : new FormFields(new Map());
+  return request.body instanceof Map ? request.body : new Map();
 }
 
 function checkCharset(contentType: string | undefined): void {
