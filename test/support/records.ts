@@ -1,7 +1,9 @@
 import { EventStatus } from "../../src/domain/event-status.ts";
 import type {
   AttemptReport,
+  Claim,
   ClaimRequest,
+  EventQueue,
   EventRecord,
   RegisterChange,
   ReserveRequest,
@@ -77,6 +79,13 @@ export const SEARCH_INDEXES = [
 /** A claim by worker-a at T0: a one-second lease on at most ten due events. */
 export function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {
   return { owner: "worker-a", now: T0, leaseMs: 1000, limit: 10, ...patch };
+}
+
+/** The one claim a test expects `register` to hand out; throws when there is none. */
+export async function claimOne(register: EventQueue, patch: Partial<ClaimRequest> = {}): Promise<Claim> {
+  const [claim] = await register.claim(claimRequest(patch));
+  if (claim === undefined) throw new Error("nothing claimed");
+  return claim;
 }
 
 /** What 1C created, the answer it gave, the attempt's report, and the settlement they make. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../../src/domain/event-status.ts";
 import type { Claim, ClaimRequest, EventRegister } from "../../../src/register/port.ts";
 import {
-  claimRequest,
+  claimOne as claimFirst,
   order,
   report,
   reserveRequest,
@@ -23,11 +23,7 @@ describe.each(registerBackends())("audit and replays on $name", (backend) => {
     register = opened;
   });
 
-  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
-    const [claim] = await register.claim(claimRequest(patch));
-    if (claim === undefined) throw new Error("nothing claimed");
-    return claim;
-  }
+  const claimOne = (patch: Partial<ClaimRequest> = {}): Promise<Claim> => claimFirst(register, patch);
 
   it("replays a finished or waiting event with a fresh budget, keeps its history, and records who and why", async () => {
     await register.reserve(reserveRequest());

@@ -9,6 +9,7 @@ import type {
   ReplayRecord,
 } from "../../../src/register/port.ts";
 import {
+  claimOne as claimFirst,
   claimRequest,
   describeChange,
   eventRecord,
@@ -31,11 +32,7 @@ describe.each(registerBackends())("maintenance on $name", (backend) => {
     register = opened;
   });
 
-  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
-    const [claim] = await register.claim(claimRequest(patch));
-    if (claim === undefined) throw new Error("nothing claimed");
-    return claim;
-  }
+  const claimOne = (patch: Partial<ClaimRequest> = {}): Promise<Claim> => claimFirst(register, patch);
 
   it("purges old finished events in batches, with their attempts and replays; pending ones stay", async () => {
     for (let i = 0; i < 5; i++) await register.reserve(reserveRequest({ eventId: `done-${i}` }));

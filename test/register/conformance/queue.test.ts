@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../../src/domain/event-status.ts";
 import type { Claim, ClaimRequest, EventRegister, Settlement } from "../../../src/register/port.ts";
 import {
+  claimOne as claimFirst,
   claimRequest,
   describeChange,
   order,
@@ -25,11 +26,7 @@ describe.each(registerBackends())("the queue on $name", (backend) => {
     register = opened;
   });
 
-  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
-    const [claim] = await register.claim(claimRequest(patch));
-    if (claim === undefined) throw new Error("nothing claimed");
-    return claim;
-  }
+  const claimOne = (patch: Partial<ClaimRequest> = {}): Promise<Claim> => claimFirst(register, patch);
 
   it("records an event once, due at once, with no lease", async () => {
     const created = await register.reserve(reserveRequest());

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../../src/domain/event-status.ts";
 import type { Claim, ClaimRequest, EventRegister, Settlement } from "../../../src/register/port.ts";
 import {
+  claimOne as claimFirst,
   claimRequest,
   report,
   reserveRequest,
@@ -23,11 +24,7 @@ describe.each(registerBackends())("the event store and search on $name", (backen
     register = opened;
   });
 
-  async function claimOne(patch: Partial<ClaimRequest> = {}): Promise<Claim> {
-    const [claim] = await register.claim(claimRequest(patch));
-    if (claim === undefined) throw new Error("nothing claimed");
-    return claim;
-  }
+  const claimOne = (patch: Partial<ClaimRequest> = {}): Promise<Claim> => claimFirst(register, patch);
 
   it("lists events by status and time window", async () => {
     for (let i = 0; i < 5; i++) await register.reserve(reserveRequest({ eventId: `e${i}`, now: T0 + i * 1000 }));
