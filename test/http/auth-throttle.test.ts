@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressKey, identityKey } from "../../src/http/auth-throttle.ts";
 import { migrateDatabase } from "../../src/register/postgres/migrate.ts";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewaysPerTest, type TestGateway } from "../support/gateway.ts";
 import { call, type HttpAnswer, postEvent } from "../support/http.ts";
 import { ADMIN, OPERATOR, writeOperatorsFile } from "../support/operators.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
@@ -33,22 +33,13 @@ const OPERATORS_FILE = writeOperatorsFile(files.path, [OPERATOR, ADMIN]);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const wrongToken = (i: number | string) => `wrong-token-number-${i}-0123456789abcdef`;
 
-const gateways: TestGateway[] = [];
-async function gateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const started = await startTestGateway({
-    OPERATORS_FILE,
-    SENDER_TOKENS: `shop-a:${SHOP_A}`,
-    ALLOW_ANONYMOUS: "false",
-    ONEC_URL: "http://127.0.0.1:9/hs",
-    DELIVERER: "off",
-    SYNC_WAIT_MS: "0",
-    ...env,
-  });
-  gateways.push(started);
-  return started;
-}
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.close()));
+const gateway = gatewaysPerTest({
+  OPERATORS_FILE,
+  SENDER_TOKENS: `shop-a:${SHOP_A}`,
+  ALLOW_ANONYMOUS: "false",
+  ONEC_URL: "http://127.0.0.1:9/hs",
+  DELIVERER: "off",
+  SYNC_WAIT_MS: "0",
 });
 
 /** `count` calls, `concurrency` of them in flight at any moment; the answers in call order. */

@@ -1,6 +1,6 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
-import { startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewaysPerTest, type TestGateway } from "../support/gateway.ts";
 import { call, type HttpAnswer, postEvent } from "../support/http.ts";
 import { OPERATOR, writeOperatorsFile } from "../support/operators.ts";
 import { rawExchange, rawRequestBytes } from "../support/raw-http.ts";
@@ -22,22 +22,13 @@ const files = tempDir("security-headers-");
 afterAll(() => files.remove());
 const OPERATORS_FILE = writeOperatorsFile(files.path, [OPERATOR]);
 
-const gateways: TestGateway[] = [];
-async function gateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const started = await startTestGateway({
-    OPERATORS_FILE,
-    SENDER_TOKENS: `shop-a:${SHOP_A}`,
-    ALLOW_ANONYMOUS: "false",
-    ONEC_URL: "http://127.0.0.1:9/hs",
-    DELIVERER: "off",
-    SYNC_WAIT_MS: "0",
-    ...env,
-  });
-  gateways.push(started);
-  return started;
-}
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.close()));
+const gateway = gatewaysPerTest({
+  OPERATORS_FILE,
+  SENDER_TOKENS: `shop-a:${SHOP_A}`,
+  ALLOW_ANONYMOUS: "false",
+  ONEC_URL: "http://127.0.0.1:9/hs",
+  DELIVERER: "off",
+  SYNC_WAIT_MS: "0",
 });
 
 const bearer = { authorization: `Bearer ${SHOP_A}` };

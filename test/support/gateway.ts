@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { afterEach } from "vitest";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { createGateway, type Gateway } from "../../src/gateway.ts";
 import { createLogger } from "../../src/observability/logger.ts";
@@ -46,5 +47,24 @@ export async function startTestGateway(env: Record<string, string>): Promise<Tes
       await gateway.close();
       dir?.remove();
     },
+  };
+}
+
+/**
+ * Starts test gateways on `defaults` (each call may override them) and closes
+ * every one after the test that started it. Call it at a file's or a
+ * describe's top level: it registers the afterEach.
+ */
+export function gatewaysPerTest(
+  defaults: Record<string, string>,
+): (env?: Record<string, string>) => Promise<TestGateway> {
+  const started: TestGateway[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((gateway) => gateway.close()));
+  });
+  return async (env = {}) => {
+    const gateway = await startTestGateway({ ...defaults, ...env });
+    started.push(gateway);
+    return gateway;
   };
 }
