@@ -1,8 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NewConsoleSession } from "../../src/register/port.ts";
-import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
-import type { ClockSource } from "../../src/register/postgres/statements.ts";
-import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
+import { postgresForTests } from "../support/postgres.ts";
+import { postgresRegistersPerTest } from "../support/postgres-registers.ts";
 
 /**
  * Issue 22: "PostgreSQL sessions expire on the process clock, unlike the rest
@@ -26,35 +25,8 @@ const session: NewConsoleSession = {
 };
 
 describe.skipIf(!pg.enabled)("PostgreSQL console sessions: whose clock", () => {
-  let db: TestDatabase;
-  const opened: PostgresRegister[] = [];
-
-  async function open(clock: ClockSource): Promise<PostgresRegister> {
-    const register = await PostgresRegister.open(db.url, { poolMax: 2, clock });
-    opened.push(register);
-    return register;
-  }
-
-  async function databaseNow(): Promise<number> {
-    const rows = await db.sql<{ now: string }[]>`SELECT (extract(epoch FROM now()) * 1000)::bigint AS now`;
-    return Number(rows[0]?.now);
-  }
-
-  beforeAll(async () => {
-    const created = await pg.database();
-    if (created !== undefined) db = created;
-  });
-  beforeEach(async () => {
-    pg.require();
-    await (await open("database")).close();
-    await db.sql`TRUNCATE console_sessions`;
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((r) => r.close()));
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
+  const registers = postgresRegistersPerTest(pg, ["console_sessions"]);
+  const { open, databaseNow } = registers;
 
   it("stamps a new session with the database's time, whatever the instance's clock says", async () => {
     const behind = await open("database");
@@ -98,7 +70,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL console sessions: whose clock", () => {
       // Begun nine hours ago by the database's clock: past its 8 hours.
       await ahead.sessions.create(session, Date.now() - SKEW_MS);
       if (clock === "database") {
-        await db.sql`UPDATE console_sessions SET created_at = created_at - ${SKEW_MS},
+        await registers.db.sql`UPDATE console_sessions SET created_at = created_at - ${SKEW_MS},
                        expires_at = expires_at - ${SKEW_MS}, last_used_at = last_used_at - ${SKEW_MS}`;
       }
       expect((await behind.sessions.find(session.idDigest, Date.now() - SKEW_MS)) !== undefined).toBe(found);

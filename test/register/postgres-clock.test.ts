@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import type { RegisterChange, Settlement } from "../../src/register/port.ts";
-import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import type { ClockSource } from "../../src/register/postgres/statements.ts";
-import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
+import { postgresForTests } from "../support/postgres.ts";
+import { postgresRegistersPerTest } from "../support/postgres-registers.ts";
 import { reserveRequest } from "../support/records.ts";
 
 /**
@@ -19,14 +19,9 @@ const LEASE_MS = 30_000;
 const report = { startedAt: 0, durationMs: 1, outcome: "retryable" } as const;
 
 describe.skipIf(!pg.enabled)("PostgreSQL register: whose clock", () => {
-  let db: TestDatabase;
-  const opened: PostgresRegister[] = [];
-
-  async function open(clock: ClockSource): Promise<PostgresRegister> {
-    const register = await PostgresRegister.open(db.url, { poolMax: 2, clock });
-    opened.push(register);
-    return register;
-  }
+  // The schema comes with the first open; each case starts from empty tables.
+  const registers = postgresRegistersPerTest(pg, ["inbound_events", "delivery_attempts", "event_replays"]);
+  const { open, databaseNow } = registers;
 
   /** Two instances on one database: "behind" runs SKEW_MS slow, "ahead" SKEW_MS fast. */
   async function skewedPair(clock: ClockSource) {
@@ -34,28 +29,6 @@ describe.skipIf(!pg.enabled)("PostgreSQL register: whose clock", () => {
     const ahead = await open(clock);
     return { behind, ahead, behindNow: () => Date.now() - SKEW_MS, aheadNow: () => Date.now() + SKEW_MS };
   }
-
-  async function databaseNow(): Promise<number> {
-    const rows = await db.sql<{ now: string }[]>`SELECT (extract(epoch FROM now()) * 1000)::bigint AS now`;
-    return Number(rows[0]?.now);
-  }
-
-  beforeAll(async () => {
-    const created = await pg.database();
-    if (created !== undefined) db = created;
-  });
-  beforeEach(async () => {
-    pg.require();
-    // The schema comes with the first open; each case starts from empty tables.
-    await (await open("database")).close();
-    await db.sql`TRUNCATE inbound_events, delivery_attempts, event_replays`;
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((r) => r.close()));
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
 
   it("stamps a new event with the database's time, whatever the instance's clock says", async () => {
     const { behind } = await skewedPair("database");
