@@ -208,6 +208,31 @@ describe.skipIf(!pg.enabled)("on PostgreSQL, every instance sees the same counts
   });
 });
 
+describe.skipIf(!pg.enabled)("when the shared counter cannot be reached", { timeout: 60_000 }, () => {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await pg.database();
+    if (db !== undefined) await migrateDatabase(db.url);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  // docs/security.md: "If the shared counter cannot be reached the limit steps aside and the plain
+  // 401/403 goes out: an outage of the counter never locks anybody out."
+  it("steps aside: wrong tokens past the limit get the plain 403 and 401, never 429 or 500; the right token its 200", async () => {
+    pg.require();
+    if (db === undefined) throw new Error("no database");
+    const gw = await gateway({ DATABASE_URL: db.url });
+    await db.sql`DROP TABLE rate_limit_windows`;
+    for (let i = 0; i < LIMIT + 3; i++) {
+      expect((await adminGet(gw, wrongToken(i))).status).toBe(403);
+      expect((await postEvent(gw.url, orderPaidEvent(), bearer(wrongToken(`sender-${i}`)))).status).toBe(401);
+    }
+    expect((await adminGet(gw, ADMIN.token)).status).toBe(200);
+  });
+});
+
 describe("the keys", () => {
   it("an IPv4 address is itself; an IPv4-mapped IPv6 address is its IPv4 address", () => {
     expect(addressKey("203.0.113.7")).toBe("auth-failures:address:203.0.113.7");

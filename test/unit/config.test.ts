@@ -64,6 +64,31 @@ describe("DATABASE_POOL_MAX (README: ONEC_MAX_CONCURRENCY + 10 by default)", () 
   });
 });
 
+describe("CONSOLE_SESSION_IDLE_MS and CONSOLE_SESSION_MAX_MS (README: 30 min and 8 h; 1 min to 24 h and to 7 days)", () => {
+  const MINUTE = 60_000;
+  const HOUR = 60 * MINUTE;
+  it("defaults to 30 minutes idle and 8 hours in all", () => {
+    expect(loadConfig(base).consoleSession).toEqual({ idleMs: 30 * MINUTE, maxMs: 8 * HOUR });
+  });
+  it("takes the bounds the README gives, and refuses a value past them with one line", () => {
+    expect(loadConfig({ ...base, CONSOLE_SESSION_IDLE_MS: String(MINUTE) }).consoleSession.idleMs).toBe(MINUTE);
+    expect(loadConfig({ ...base, CONSOLE_SESSION_IDLE_MS: String(24 * HOUR) }).consoleSession.idleMs).toBe(24 * HOUR);
+    expect(loadConfig({ ...base, CONSOLE_SESSION_MAX_MS: String(7 * 24 * HOUR) }).consoleSession.maxMs).toBe(
+      7 * 24 * HOUR,
+    );
+    expect(() => loadConfig({ ...base, CONSOLE_SESSION_IDLE_MS: String(MINUTE - 1) })).toThrow(
+      /CONSOLE_SESSION_IDLE_MS/,
+    );
+    expect(() => loadConfig({ ...base, CONSOLE_SESSION_IDLE_MS: String(24 * HOUR + 1) })).toThrow(
+      /CONSOLE_SESSION_IDLE_MS/,
+    );
+    expect(() => loadConfig({ ...base, CONSOLE_SESSION_MAX_MS: String(MINUTE - 1) })).toThrow(/CONSOLE_SESSION_MAX_MS/);
+    expect(() => loadConfig({ ...base, CONSOLE_SESSION_MAX_MS: String(7 * 24 * HOUR + 1) })).toThrow(
+      /CONSOLE_SESSION_MAX_MS/,
+    );
+  });
+});
+
 describe("DATABASE_CLOCK (README: the database's clock unless set to node)", () => {
   it("is the database's by default, node's on request, and refuses anything else", () => {
     expect(loadConfig(base).databaseClock).toBe("database");
