@@ -14,6 +14,8 @@ export interface GatewayProcess {
   child: ChildProcess;
   /** stdout and stderr lines so far, for diagnostics. */
   output: string[];
+  /** The first stdout line matching `pattern`, already written or still to come. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -53,6 +55,22 @@ export async function spawnGateway(env: Record<string, string>, timeoutMs = 20_0
     url,
     child,
     output,
+    waitForLine: (pattern, waitMs = 10_000) =>
+      new Promise<string>((resolve, reject) => {
+        const written = output.find((line) => pattern.test(line));
+        if (written !== undefined) return resolve(written);
+        const onLine = (line: string) => {
+          if (!pattern.test(line)) return;
+          clearTimeout(timer);
+          lines.off("line", onLine);
+          resolve(line);
+        };
+        const timer = setTimeout(() => {
+          lines.off("line", onLine);
+          reject(new Error(`no line matching ${pattern} in ${waitMs} ms:\n${output.join("\n")}`));
+        }, waitMs);
+        lines.on("line", onLine);
+      }),
     kill: async (signal = "SIGKILL") => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, "exit");
