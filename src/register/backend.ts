@@ -39,7 +39,7 @@ export interface StoreStatements {
   findByEventId(eventId: string): Promise<EventRow[]>;
   list(filter: port.ListFilter): Promise<EventRow[]>;
   page(filter: port.ListFilter & { before?: port.PageCursor }): Promise<EventRow[]>;
-  /** Called only with a term that can match (search-term.ts) and `limit` rows at most. */
+  /** Called only with a term that can match (rules.ts, searchRows) and `limit` rows at most. */
   search(term: string, limit: number): Promise<EventRow[]>;
   countByStatus(filter: port.StatusCountFilter): Promise<{ status: string; count: number }[]>;
   backlog(): Promise<port.Backlog>;

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { type ConsoleSession, type NewConsoleSession, SESSION_USE_STEP_MS } from "../port.ts";
 
 /**
- * The console's sessions in SQL (migration 3), and their writes as named
+ * The console's sessions in SQL (migration 0004), and their writes as named
  * operations for the writer (write-ops.ts takes them in with the rest). On the
  * process clock: every instance on one file runs on one machine.
  */

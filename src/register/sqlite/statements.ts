@@ -11,7 +11,11 @@ import {
 } from "../rows.ts";
 import { FINISHED_SQL, PENDING_SQL } from "../rules.ts";
 
-/** Every SQL statement of the register, prepared once per connection. */
+/**
+ * The register's SQL on SQLite (the sessions' is in session-statements.ts),
+ * prepared once per connection: the updates whose SET list a rule decides
+ * once per shape, and the import's only when `gateway import` runs.
+ */
 
 type Statement<R> = Database.Statement<unknown[], R>;
 
@@ -22,7 +26,7 @@ const KEY = "sender = @sender AND event_id = @eventId";
 
 /**
  * The console's search: every key compared for equality with one term, each
- * served by its own index (migration 2) through SQLite's MULTI-INDEX OR, then
+ * served by its own index (migration 0003) through SQLite's MULTI-INDEX OR, then
  * the few matches sorted. The json_extract expressions must stay exactly those
  * of the indexes, or the search scans the table. Exported for the plan's test.
  */
