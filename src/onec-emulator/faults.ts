@@ -22,8 +22,8 @@ export interface EmulatorFaults {
    */
   orderNotValid: string | null;
   /**
-   * 1C refuses a new key for a reason of its own (contract 3: CUSTOMER_NOT_CLIENT, SETTLEMENT_BY_INVOICES,
-   * ACCESS_DENIED, PERIOD_CLOSED, SETTING_MISSING, EXTENSION_SAFE_MODE): 422 with this code and text.
+   * 1C refuses a new key for a reason of its own (any of contract 3's REFUSAL_CODES, src/onec/contract/codes.ts):
+   * 422 with this code and text.
    */
   refusal: Refusal | null;
   /** 1C fails on a new key with an error it cannot classify: 500 PROCESSING_ERROR with this text. */

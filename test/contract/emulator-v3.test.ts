@@ -4,6 +4,7 @@
  * (an RFC 9457 problem) for an error 1C cannot classify, distinct from a 503 outage.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { REFUSAL_CODES } from "../../src/onec/contract/codes.ts";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { exampleEvent } from "../support/events.ts";
 
@@ -74,6 +75,16 @@ describe("a refusal with a code of its own cause", () => {
     expect((await post("evt-nc")).status).toBe(201);
     emulator.setFaults({ refusal: { code: "PERIOD_CLOSED", message: "closed" } });
     expect((await post("evt-nc")).status).toBe(200);
+  });
+});
+
+describe("every refusal code of contract 3 (1c/README.md), as the extension answers it", () => {
+  it.each(REFUSAL_CODES)("%s: 422 with the code and 1C's text, nothing stored", async (code) => {
+    emulator.setFaults({ refusal: { code, message: `refused: ${code}` } });
+    const refused = await post(`evt-${code.toLowerCase()}`);
+    expect(refused.status).toBe(422);
+    expect(await errorOf(refused)).toEqual({ code, message: `refused: ${code}` });
+    expect(emulator.orders()).toHaveLength(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { REFUSAL_CODES } from "../../src/onec/contract/codes.ts";
 import { lexBsl, moduleStructure, type Token } from "./bsl-lite.ts";
 import { parseBsl } from "./bsl-parser/parser.ts";
 import {
@@ -24,7 +25,9 @@ import { parseXml, path, type XmlElement } from "./xml-lite.ts";
  * taking as many parameters as СПараметрами passes; every case of 1c/contract/cases.json has a test of
  * that name in ИнтСайтТест_Контракт; every setup of issue 20 (setup-1 … setup-6) has a suite in
  * ИнтСайтТест_Настройки; and every call into the tested extension names an exported method, constant or
- * register that 1c/extension has. Each check is also fed a broken copy and must fail.
+ * register that 1c/extension has; every refusal code of the contract is checked by a test in a base, or
+ * 1c/tests/README.md says why not and how an administrator checks it by hand. Each check is also fed a
+ * broken copy and must fail.
  */
 
 const TESTS_DIR = join(ONEC_DIR, "tests");
@@ -298,6 +301,43 @@ function setupCoverageProblems(text: string): string[] {
   ).map((tag) => `${SETUPS_MODULE}: no test in a suite tagged ${tag}`);
 }
 
+const README_FILE = join(TESTS_DIR, "README.md");
+const NOT_STAGED_HEADING = "## Отказы, которые набор не ставит в базе";
+
+/** Codes a test checks a refusal by: the string arguments of ПроверитьОтказ and ПроверитьОтветОшибку. */
+function checkedRefusalCodes(texts: readonly string[]): Set<string> {
+  const codes = new Set<string>();
+  for (const text of texts) {
+    for (const call of text.matchAll(/(?:ПроверитьОтказ|ПроверитьОтветОшибку)\(([^;]*?)\);/g)) {
+      for (const literal of (call[1] ?? "").matchAll(/"([A-Z][A-Z0-9_]+)"/g)) codes.add(literal[1] ?? "");
+    }
+  }
+  return codes;
+}
+
+/** Codes the README's section on refusals the set does not stage lists, each as "- `CODE` — why". */
+function notStagedCodes(readme: string): Set<string> {
+  const start = readme.indexOf(NOT_STAGED_HEADING);
+  if (start < 0) return new Set();
+  const section = readme.slice(start + NOT_STAGED_HEADING.length).split(/\n## /)[0] ?? "";
+  return new Set([...section.matchAll(/^- `([A-Z][A-Z0-9_]+)` — /gm)].map((match) => match[1] ?? ""));
+}
+
+/** Every refusal code checked in a base or explained; none both (the README would then be stale). */
+function refusalCoverageProblems(texts: readonly string[], readme: string): string[] {
+  const checked = checkedRefusalCodes(texts);
+  const explained = notStagedCodes(readme);
+  return REFUSAL_CODES.flatMap((code) => {
+    if (checked.has(code) && explained.has(code)) {
+      return [`${code}: a test checks it, yet 1c/tests/README.md lists it as not staged`];
+    }
+    if (!checked.has(code) && !explained.has(code)) {
+      return [`${code}: no test checks it in a base, and 1c/tests/README.md does not say why`];
+    }
+    return [];
+  });
+}
+
 interface Target {
   readonly exported: Map<string, Set<string>>;
   readonly constants: Set<string>;
@@ -436,6 +476,12 @@ describe("YAxUnit test set 1c/tests: the modules", () => {
     const target = targets(extension, files);
     expect(moduleNames.flatMap((name) => referenceProblems(name, moduleText(name), target))).toEqual([]);
   });
+
+  it("checks every refusal code of the contract in a base, or its README says why not and how to check it", () => {
+    const texts = moduleNames.map(moduleText);
+    expect(refusalCoverageProblems(texts, readFileSync(README_FILE, "utf8"))).toEqual([]);
+    expect(checkedRefusalCodes(texts).size).toBeGreaterThanOrEqual(REFUSAL_CODES.length - 3);
+  });
 });
 
 describe("YAxUnit test set 1c/tests: each check fails on a broken subject", () => {
@@ -533,6 +579,20 @@ describe("YAxUnit test set 1c/tests: each check fails on a broken subject", () =
     ]);
     expect(contractCoverageProblems(contract, [...names, "new-case"])).toEqual([
       `${CONTRACT_MODULE}: no test for contract case "new-case"`,
+    ]);
+  });
+
+  it("a refusal code no test checks and the README does not explain, or one it explains that a test checks", () => {
+    const texts = moduleNames.map(moduleText);
+    const readme = readFileSync(README_FILE, "utf8");
+    const untested = texts.map((text) => text.replaceAll('"AMBIGUOUS_SKU"', '"OTHER_CODE"'));
+    expect(refusalCoverageProblems(untested, readme)).toEqual([
+      "AMBIGUOUS_SKU: no test checks it in a base, and 1c/tests/README.md does not say why",
+    ]);
+    const stale = readme.replace("- `PERIOD_CLOSED` — ", "- `UNKNOWN_SKU` — ");
+    expect(refusalCoverageProblems(texts, stale)).toEqual([
+      "UNKNOWN_SKU: a test checks it, yet 1c/tests/README.md lists it as not staged",
+      "PERIOD_CLOSED: no test checks it in a base, and 1c/tests/README.md does not say why",
     ]);
   });
 
