@@ -19,6 +19,11 @@ export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
 
 export const ALL_STATUSES: readonly EventStatus[] = Object.values(EventStatus);
 
+/** The gateway still owns delivery: the event will be attempted (again). */
+export const PENDING_STATUSES: readonly EventStatus[] = [EventStatus.PROCESSING, EventStatus.FAILED_RETRYABLE];
+/** Done: delivered, or given up until support replays it. Only these are ever purged. */
+export const FINISHED_STATUSES: readonly EventStatus[] = [EventStatus.SUCCEEDED, EventStatus.FAILED_FINAL];
+
 export function isFinished(status: EventStatus): boolean {
-  return status === EventStatus.SUCCEEDED || status === EventStatus.FAILED_FINAL;
+  return FINISHED_STATUSES.includes(status);
 }

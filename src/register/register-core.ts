@@ -1,8 +1,8 @@
-import { ALL_STATUSES, type EventStatus } from "../domain/event-status.ts";
+import { ALL_STATUSES, type EventStatus, isFinished } from "../domain/event-status.ts";
 import type { BackendStatements, ChangeFeed } from "./backend.ts";
 import type * as port from "./port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "./rows.ts";
-import { importRows, isPending, searchRows } from "./rules.ts";
+import { importRows, searchRows } from "./rules.ts";
 
 /**
  * The register as the port defines it, on any backend's statements
@@ -130,7 +130,7 @@ export class RegisterCore implements port.EventRegister {
     const row = await this.#backend.maintenance.importEvent(importRows(snapshot));
     if (row === undefined) return "present";
     // This instance's watchers: a deliverer here may take it at once; others find it at their next poll.
-    if (isPending(row.status)) this.#changed("recorded", toRecord(row));
+    if (!isFinished(row.status)) this.#changed("recorded", toRecord(row));
     return "imported";
   }
 

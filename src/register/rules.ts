@@ -1,18 +1,13 @@
-import { EventStatus } from "../domain/event-status.ts";
+import { EventStatus, FINISHED_STATUSES, PENDING_STATUSES } from "../domain/event-status.ts";
 import type { AttemptReport, EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
 import { attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
 
 /**
- * The rules every backend shares, once: which statuses are pending or
- * finished, what settling and replaying write over an event, when a replay is
- * refused, what an import keeps. Pure functions on rows; each backend calls
+ * The rules every backend shares, once: the pending and finished statuses
+ * (domain/event-status.ts) as SQL, what settling and replaying write over
+ * an event, when a replay is refused, what an import keeps. Pure functions on rows; each backend calls
  * them from its own statements, in its own transactions.
  */
-
-/** The gateway still owns delivery: the event will be attempted (again). */
-export const PENDING_STATUSES = [EventStatus.PROCESSING, EventStatus.FAILED_RETRYABLE] as const;
-/** Done: delivered, or given up until support replays it. Only these are ever purged. */
-export const FINISHED_STATUSES = [EventStatus.SUCCEEDED, EventStatus.FAILED_FINAL] as const;
 
 /** `status IN (…)` as literal SQL: partial indexes (inbound_events_due) are chosen only for a literal list. */
 function statusIn(statuses: readonly EventStatus[]): string {
@@ -20,10 +15,6 @@ function statusIn(statuses: readonly EventStatus[]): string {
 }
 export const PENDING_SQL = statusIn(PENDING_STATUSES);
 export const FINISHED_SQL = statusIn(FINISHED_STATUSES);
-
-export function isPending(status: EventStatus): boolean {
-  return (PENDING_STATUSES as readonly EventStatus[]).includes(status);
-}
 
 /** The columns an outcome writes over its event; the lease's release (settleReleases) comes with every one. */
 export type SettledColumns = Pick<EventRow, "status" | "next_attempt_at"> &
