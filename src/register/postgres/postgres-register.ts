@@ -195,8 +195,7 @@ async function reserveBatch(
   clock: q.ClockSource,
   batch: readonly ReserveRequest[],
 ): Promise<ReserveResultRow[]> {
-  const params = batch.map((request) => ({ ...request, clock }));
-  const inserted = await q.insertEvents(sql, params, clock);
+  const inserted = await q.insertEvents(sql, batch, clock);
   const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
   const others = batch.filter((_, index) => !createdAt.has(index));
   const existing = others.length === 0 ? [] : await q.selectEventsByKeys(sql, others);
@@ -207,15 +206,15 @@ async function reserveBatch(
       if (created !== undefined) return { created: true, row: created };
       const row = existingByKey.get(eventKey(request.sender, request.eventId));
       if (row !== undefined) return { created: false, row };
-      return reserveAlone(sql, { ...request, clock });
+      return reserveAlone(sql, clock, request);
     }),
   );
 }
 
 /** Purged between the batch's two statements: the key is free again, so insert once more, alone. */
-async function reserveAlone(sql: q.Sql, request: q.ReserveParams): Promise<ReserveResultRow> {
+async function reserveAlone(sql: q.Sql, clock: q.ClockSource, request: ReserveRequest): Promise<ReserveResultRow> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [inserted] = await q.insertEvents(sql, [request], request.clock);
+    const [inserted] = await q.insertEvents(sql, [request], clock);
     if (inserted !== undefined) return { created: true, row: inserted };
     const existing = await q.selectEvent(sql, request.sender, request.eventId);
     if (existing !== undefined) return { created: false, row: existing };

@@ -7,6 +7,7 @@ import type {
   PageCursor,
   RegisterChange,
   ReplayRequest,
+  ReserveRequest,
   Settlement,
 } from "../port.ts";
 import { ATTEMPT_COLUMNS, type AttemptRow, type EventRow, REPLAY_COLUMNS, type ReplayRow } from "../rows.ts";
@@ -55,15 +56,6 @@ const pending = (db: Db) => db.unsafe(PENDING_SQL);
 const due = (db: Db, at: At) =>
   db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${nowOf(db, at)}) AND next_attempt_at <= ${nowOf(db, at)}`;
 
-export interface ReserveParams extends At {
-  sender: string;
-  eventId: string;
-  fingerprint: string;
-  policyVersion: string;
-  correlationId: string;
-  body: string;
-}
-
 /**
  * Records each event whose (sender, event_id) is not there yet, in one
  * statement: a batch of concurrent reservations, one commit. Within the
@@ -74,10 +66,10 @@ export interface ReserveParams extends At {
  */
 export async function insertEvents(
   db: Db,
-  batch: readonly ReserveParams[],
+  batch: readonly ReserveRequest[],
   clock: ClockSource,
 ): Promise<(EventRow & { ord: number })[]> {
-  const column = <K extends keyof ReserveParams>(key: K) => batch.map((p) => p[key]);
+  const column = <K extends keyof ReserveRequest>(key: K) => batch.map((p) => p[key]);
   const now = clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`caller_now`;
   return db<(EventRow & { ord: number })[]>`
     WITH input AS (
