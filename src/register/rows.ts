@@ -1,5 +1,5 @@
 import type { EventStatus } from "../domain/event-status.ts";
-import type { AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
+import type { AttemptRecord, Claim, ConsoleSession, EventRecord, ReplayRecord } from "./port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with
@@ -68,9 +68,22 @@ export const REPLAY_COLUMNS = {
   requested_at: "bigint",
 } as const satisfies Record<string, ColumnType>;
 
+/** console_sessions (migration 0004). */
+export const SESSION_COLUMNS = {
+  id_digest: "text",
+  operator: "text",
+  credential_digest: "text",
+  csrf_token: "text",
+  created_at: "bigint",
+  expires_at: "bigint",
+  last_used_at: "bigint",
+  idle_ms: "bigint",
+} as const satisfies Record<string, ColumnType>;
+
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
 export type AttemptRow = RowOf<typeof ATTEMPT_COLUMNS>;
 export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
+export type SessionRow = RowOf<typeof SESSION_COLUMNS>;
 
 /** A table's column names, in table order. */
 export function columnNames<Columns extends Record<string, ColumnType>>(columns: Columns): (keyof Columns & string)[] {
@@ -153,4 +166,8 @@ export function toReplay(row: ReplayRow): ReplayRecord {
 
 export function replayRow(replay: ReplayRecord): ReplayRow {
   return rowOf(REPLAY_COLUMNS, replay);
+}
+
+export function toSession(row: SessionRow): ConsoleSession {
+  return recordOf(SESSION_COLUMNS, row);
 }

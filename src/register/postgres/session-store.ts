@@ -1,6 +1,10 @@
 import { type ConsoleSession, type NewConsoleSession, SESSION_USE_STEP_MS, type SessionStore } from "../port.ts";
+import { columnNames, SESSION_COLUMNS, type SessionRow, toSession } from "../rows.ts";
 import type { ClockSource, Db } from "./statements.ts";
 import { storage } from "./storage-errors.ts";
+
+/** A session's own columns: `live` carries its `now` besides. */
+const SESSION_SELECT = columnNames(SESSION_COLUMNS).join(", ");
 
 /**
  * The console's sessions in console_sessions (migration 0004), shared by every
@@ -21,24 +25,24 @@ export class PostgresSessionStore implements SessionStore {
   async create(session: NewConsoleSession, now: number): Promise<ConsoleSession> {
     const db = this.#db;
     const rows = await storage(
-      () => db<ConsoleSession[]>`
+      () => db<SessionRow[]>`
         INSERT INTO console_sessions
                (id_digest, operator, credential_digest, csrf_token, created_at, expires_at, last_used_at, idle_ms)
         SELECT ${session.idDigest}, ${session.operator}, ${session.credentialDigest}, ${session.csrfToken},
                at.now, at.now + ${session.maxMs}::bigint, at.now, ${session.idleMs}
           FROM (SELECT ${this.#now(now)} AS now) AS at
-        RETURNING ${columns(db)}`,
+        RETURNING *`,
     );
     const created = rows[0];
     if (created === undefined) throw new Error("INSERT … RETURNING returned no row");
-    return created;
+    return toSession(created);
   }
 
   async find(idDigest: string, now: number): Promise<ConsoleSession | undefined> {
     const db = this.#db;
     // One round trip: the live row, and its use written only once the recorded one is a step old.
     const rows = await storage(
-      () => db<(ConsoleSession & { usedAt: number | null })[]>`
+      () => db<(SessionRow & { used_at: number | null })[]>`
         WITH live AS (
           SELECT *, ${this.#now(now)} AS now FROM console_sessions
            WHERE id_digest = ${idDigest} AND ${this.#live(now)}
@@ -48,12 +52,13 @@ export class PostgresSessionStore implements SessionStore {
            WHERE s.id_digest = live.id_digest AND live.now - live.last_used_at >= ${SESSION_USE_STEP_MS}
           RETURNING s.last_used_at
         )
-        SELECT ${columns(db)}, (SELECT last_used_at FROM used) AS "usedAt" FROM live`,
+        SELECT ${db.unsafe(SESSION_SELECT)}, (SELECT last_used_at FROM used) AS used_at FROM live`,
     );
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    const { usedAt, ...session } = row;
-    return usedAt === null ? session : { ...session, lastUsedAt: usedAt };
+    const found = rows[0];
+    if (found === undefined) return undefined;
+    const { used_at, ...row } = found;
+    const session = toSession(row);
+    return used_at === null ? session : { ...session, lastUsedAt: used_at };
   }
 
   async delete(idDigest: string): Promise<void> {
@@ -76,10 +81,4 @@ export class PostgresSessionStore implements SessionStore {
   #now(now: number) {
     return this.#clock === "database" ? this.#db`(extract(epoch FROM now()) * 1000)::bigint` : this.#db`${now}::bigint`;
   }
-}
-
-/** A row as the port's ConsoleSession. */
-function columns(db: Db) {
-  return db`id_digest AS "idDigest", operator, credential_digest AS "credentialDigest", csrf_token AS "csrfToken",
-            idle_ms AS "idleMs", created_at AS "createdAt", expires_at AS "expiresAt", last_used_at AS "lastUsedAt"`;
 }

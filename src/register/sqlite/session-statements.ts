@@ -1,23 +1,12 @@
 import type Database from "better-sqlite3";
-import { type ConsoleSession, type NewConsoleSession, SESSION_USE_STEP_MS } from "../port.ts";
+import { type NewConsoleSession, SESSION_USE_STEP_MS } from "../port.ts";
+import type { SessionRow } from "../rows.ts";
 
 /**
  * The console's sessions in SQL (migration 0004), and their writes as named
  * operations for the writer (write-ops.ts takes them in with the rest). On the
  * process clock: every instance on one file runs on one machine.
  */
-
-/** A row of console_sessions, as SQLite returns it. */
-export interface SessionRow {
-  id_digest: string;
-  operator: string;
-  credential_digest: string;
-  csrf_token: string;
-  created_at: number;
-  expires_at: number;
-  last_used_at: number;
-  idle_ms: number;
-}
 
 export type SessionStatements = ReturnType<typeof prepareSessionStatements>;
 
@@ -78,17 +67,4 @@ export const sessionWriteOps = {
 /** Whether a find at `now` should write the session's use: only once the recorded one is a step old. */
 export function useIsStale(lastUsedAt: number, now: number): boolean {
   return now - lastUsedAt >= SESSION_USE_STEP_MS;
-}
-
-export function toSession(row: SessionRow): ConsoleSession {
-  return {
-    idDigest: row.id_digest,
-    operator: row.operator,
-    credentialDigest: row.credential_digest,
-    csrfToken: row.csrf_token,
-    idleMs: row.idle_ms,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    lastUsedAt: row.last_used_at,
-  };
 }

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { ConsoleSession, NewConsoleSession, SessionStore } from "../port.ts";
-import { prepareSessionStatements, type SessionStatements, toSession, useIsStale } from "./session-statements.ts";
+import { toSession } from "../rows.ts";
+import { prepareSessionStatements, type SessionStatements, useIsStale } from "./session-statements.ts";
 import type { WriteRunner } from "./write-ops.ts";
 
 /** How the register lets the store touch the database: writes by group commit, reads directly. */
