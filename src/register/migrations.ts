@@ -15,14 +15,22 @@ export interface Migration {
 
 export type Backend = "sqlite" | "postgres";
 
-export function readMigrations(backend: Backend): Migration[] {
-  const dir = codeFile(`register/${backend}/migrations/`);
-  return readdirSync(dir)
-    .filter((file) => /^\d+_.+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({
-      version: Number.parseInt(file, 10),
-      name: file.replace(/\.sql$/, ""),
-      sql: readFileSync(new URL(file, dir), "utf8"),
-    }));
+const read = new Map<Backend, readonly Migration[]>();
+
+/** Read once per process: the files ship with the code and never change under it, however many registers open. */
+export function readMigrations(backend: Backend): readonly Migration[] {
+  let migrations = read.get(backend);
+  if (migrations === undefined) {
+    const dir = codeFile(`register/${backend}/migrations/`);
+    migrations = readdirSync(dir)
+      .filter((file) => /^\d+_.+\.sql$/.test(file))
+      .sort()
+      .map((file) => ({
+        version: Number.parseInt(file, 10),
+        name: file.replace(/\.sql$/, ""),
+        sql: readFileSync(new URL(file, dir), "utf8"),
+      }));
+    read.set(backend, migrations);
+  }
+  return migrations;
 }
