@@ -1,6 +1,6 @@
 import { EventStatus, FINISHED_STATUSES, PENDING_STATUSES } from "../domain/event-status.ts";
 import type { AttemptReport, EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
-import { attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
+import { type AttemptRow, attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
 
 /**
  * The rules every backend shares, once: the pending and finished statuses
@@ -125,7 +125,7 @@ export function replayAudit(request: ReplayRequest, row: EventRow, now: number):
 /** The rows importEvent writes, one transaction together. */
 export interface ImportRows {
   event: EventRow;
-  attempts: ReturnType<typeof attemptRow>[];
+  attempts: AttemptRow[];
   replays: ReplayRow[];
 }
 
