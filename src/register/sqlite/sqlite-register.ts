@@ -38,10 +38,7 @@ export class SqliteRegister extends RegisterCore {
     // Every request's first read (a repeat is answered from it): grouped per turn, see ReadBatcher.
     const reads = new ReadBatcher(db, () => writer.flushQueued());
     /** Every write goes through group commit: answered only after its batch is durable. */
-    const write: WriteRunner = (op, args) =>
-      writer.run(op, args).catch((error: unknown) => {
-        throw asStorageError(error);
-      });
+    const write: WriteRunner = (op, args) => writer.run(op, args).catch(rethrowAsStorageError);
     const read = async <T>(work: () => T): Promise<T> => storage(work);
     const backend: BackendStatements = {
       queue: {
@@ -52,12 +49,7 @@ export class SqliteRegister extends RegisterCore {
         replay: (request) => write("replay", request),
       },
       store: {
-        find: (sender, eventId) =>
-          reads
-            .submit(() => sql.select.get(sender, eventId))
-            .catch((error: unknown) => {
-              throw asStorageError(error);
-            }),
+        find: (sender, eventId) => reads.submit(() => sql.select.get(sender, eventId)).catch(rethrowAsStorageError),
         findByEventId: (eventId) => read(() => sql.selectByEventId.all(eventId)),
         list: (filter) => read(() => sql.list.all(filterParams(filter))),
         page: (filter) => read(() => sql.page.all(filterParams(filter))),
@@ -155,6 +147,10 @@ function storage<T>(work: () => T): T {
   } catch (error) {
     throw asStorageError(error);
   }
+}
+
+function rethrowAsStorageError(error: unknown): never {
+  throw asStorageError(error);
 }
 
 function asStorageError(error: unknown): unknown {
