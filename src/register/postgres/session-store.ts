@@ -17,7 +17,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly #db: Db;
   readonly #clock: ClockSource;
 
-  constructor(db: Db, clock: ClockSource = "database") {
+  constructor(db: Db, clock: ClockSource) {
     this.#db = db;
     this.#clock = clock;
   }
