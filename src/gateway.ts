@@ -93,15 +93,18 @@ export async function createDeliveryStack(
 
 /**
  * /metrics on a listener of its own (METRICS_PORT), or undefined when the
- * main listener serves it. Built here, listened on by listenForMetrics.
+ * main listener serves it. Built here, listened on by listenForMetrics. The
+ * metrics are asked for only when served: a worker without METRICS_PORT
+ * builds none (no registry, no event-loop and GC collectors, no listener on
+ * its deliverer).
  */
 export function metricsAppFor(
   config: GatewayConfig,
-  metrics: GatewayMetrics,
+  metrics: () => GatewayMetrics,
   logger: Logger,
 ): FastifyInstance | undefined {
   if (config.metrics.listener.kind !== "own") return undefined;
-  return buildMetricsApp({ metrics, access: config.metrics.access, token: config.metricsToken, logger });
+  return buildMetricsApp({ metrics: metrics(), access: config.metrics.access, token: config.metricsToken, logger });
 }
 
 /** Starts the metrics listener at METRICS_HOST:METRICS_PORT; its URL, for the log. */
@@ -196,7 +199,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
         : { access: config.metrics.access, token: config.metricsToken },
     now,
   });
-  const metricsApp = metricsAppFor(config, metrics, logger);
+  const metricsApp = metricsAppFor(config, () => metrics, logger);
   app.addHook("preClose", async () => acceptor.stopWaiting());
   app.addHook("onReady", async () => {
     deliverer?.start();

@@ -24,7 +24,7 @@ const GRACE_MS = 10_000;
  */
 export async function runWorker(config: GatewayConfig, logger: Logger): Promise<number> {
   const stack = await createDeliveryStack(config, logger);
-  const metricsApp = metricsAppFor(config, createMetrics(stack, Date.now), logger);
+  const metricsApp = metricsAppFor(config, () => createMetrics(stack, Date.now), logger);
   let metricsUrl: string | undefined;
   if (metricsApp !== undefined) {
     try {
