@@ -1,11 +1,6 @@
 import { isIP } from "node:net";
 import { type RegisterLocation, registerLocation } from "./database-url.ts";
-import {
-  type MetricsExposure,
-  MetricsExposureError,
-  type MetricsSettings,
-  metricsExposure,
-} from "./metrics-exposure.ts";
+import { type MetricsExposure, MetricsExposureError, metricsExposure } from "./metrics-exposure.ts";
 import { configuredOperators, OperatorConfigError, type OperatorEntry, principalOf } from "./operators.ts";
 import { SecretFileError, withSecretFiles } from "./secret-files.ts";
 import {
@@ -129,7 +124,9 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
   const onecMaxConcurrency = integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256);
   const senderEntries = senders(env);
   const admin = adminToken(text(env, "ADMIN_TOKEN"));
-  const operatorEntries = operators(text(env, "OPERATORS_FILE"), admin, senderEntries);
+  const operatorEntries = configValue(() =>
+    configuredOperators({ file: text(env, "OPERATORS_FILE"), adminToken: admin, senders: senderEntries }),
+  );
   const metricsTokenValue = metricsToken(text(env, "METRICS_TOKEN"), senderEntries, operatorEntries);
   const host = text(env, "HOST") ?? defaults.host ?? "0.0.0.0";
   const trustProxy = trustedProxies(text(env, "TRUST_PROXY"));
@@ -164,13 +161,15 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     senders: senderEntries,
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
     metricsToken: metricsTokenValue,
-    metrics: metricsServed({
-      host,
-      trustProxy,
-      token: metricsTokenValue,
-      port: optionalInteger(env, "METRICS_PORT", 0, 65535),
-      metricsHost: text(env, "METRICS_HOST"),
-    }),
+    metrics: configValue(() =>
+      metricsExposure({
+        host,
+        trustProxy,
+        token: metricsTokenValue,
+        port: optionalInteger(env, "METRICS_PORT", 0, 65535),
+        metricsHost: text(env, "METRICS_HOST"),
+      }),
+    ),
     rateLimitMax: integer(env, "RATE_LIMIT_MAX", 600, 0, 1_000_000),
     rateLimitWindowMs: integer(env, "RATE_LIMIT_WINDOW_MS", 60_000, 1000, 3_600_000),
     // A purged row is forgotten: a resend of its event_id becomes a new event, and only 1C's own
@@ -189,50 +188,20 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
   });
 }
 
-function metricsServed(settings: MetricsSettings): MetricsExposure {
-  try {
-    return metricsExposure(settings);
-  } catch (error) {
-    if (error instanceof MetricsExposureError) throw new ConfigError(error.message);
-    throw error;
-  }
-}
-
 /** The environment with every NAME_FILE read into NAME; a ConfigError when one cannot be. */
 export function secretsRead(env: Env): Env {
-  try {
-    return withSecretFiles(env);
-  } catch (error) {
-    if (error instanceof SecretFileError) throw new ConfigError(error.message);
-    throw error;
-  }
+  return configValue(() => withSecretFiles(env));
 }
 
 function senders(env: Env): readonly SenderEntry[] {
-  try {
-    const fromTokens = text(env, "SENDER_TOKENS");
-    const fromFile = text(env, "SENDERS_FILE");
-    return checkUnique([
+  const fromTokens = text(env, "SENDER_TOKENS");
+  const fromFile = text(env, "SENDERS_FILE");
+  return configValue(() =>
+    checkUnique([
       ...(fromTokens === undefined ? [] : parseSenderTokens(fromTokens)),
       ...(fromFile === undefined ? [] : readSendersFile(fromFile)),
-    ]);
-  } catch (error) {
-    if (error instanceof SenderConfigError) throw new ConfigError(error.message);
-    throw error;
-  }
-}
-
-function operators(
-  file: string | undefined,
-  adminToken: string | undefined,
-  senders: readonly SenderEntry[],
-): readonly OperatorEntry[] {
-  try {
-    return configuredOperators({ file, adminToken, senders });
-  } catch (error) {
-    if (error instanceof OperatorConfigError) throw new ConfigError(error.message);
-    throw error;
-  }
+    ]),
+  );
 }
 
 /** proxy-addr's names for whole ranges, as Fastify's trustProxy takes them. */
@@ -332,11 +301,14 @@ function checkedOnecUrl(raw: string): string {
   return url.replace(/\/+$/, "");
 }
 
+/** What the configuration's parsers throw for a value they refuse: each becomes a ConfigError with its message. */
+const REFUSALS = [InvalidValue, SenderConfigError, OperatorConfigError, MetricsExposureError, SecretFileError];
+
 function configValue<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof InvalidValue) throw new ConfigError(error.message);
+    if (REFUSALS.some((refusal) => error instanceof refusal)) throw new ConfigError((error as Error).message);
     throw error;
   }
 }
