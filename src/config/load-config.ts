@@ -9,7 +9,7 @@ import {
   readSendersFile,
   SenderConfigError,
   type SenderEntry,
-  senderOfToken,
+  senderOf,
 } from "./senders.ts";
 import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
@@ -247,7 +247,7 @@ function metricsToken(
   if (token.length < 16) {
     throw new ConfigError("METRICS_TOKEN must be at least 16 characters (or unset)");
   }
-  const sender = senderOfToken(token, senders);
+  const sender = senderOf(token, senders);
   if (sender !== undefined) {
     throw new ConfigError(`METRICS_TOKEN is the token of sender "${sender}"; give each its own`);
   }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 /**
@@ -43,10 +43,19 @@ export function parseSenderTokens(raw: string): SenderEntry[] {
   });
 }
 
-/** The sender whose token this is, for the configuration's own checks (not constant-time: no caller is waiting). */
-export function senderOfToken(token: string, senders: readonly SenderEntry[]): string | undefined {
+/**
+ * Finds the sender a token belongs to. Compares the token's digest with every
+ * sender's, always all of them, in constant time: the answer's timing says
+ * nothing about which digest came close. The one lookup for the senders' API
+ * and the configuration's own checks, as principalOf is for people.
+ */
+export function senderOf(token: string, senders: readonly SenderEntry[]): string | undefined {
   const digest = sha256(token);
-  return senders.find((sender) => sender.tokenSha256.equals(digest))?.id;
+  let found: string | undefined;
+  for (const sender of senders) {
+    if (timingSafeEqual(digest, sender.tokenSha256) && found === undefined) found = sender.id;
+  }
+  return found;
 }
 
 /** `{"senders": [{"id": "shop-a", "token_sha256": "<64 hex>"}]}` */

@@ -1,10 +1,12 @@
-import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type SenderEntry, sha256 } from "../config/senders.ts";
+import { type SenderEntry, senderOf } from "../config/senders.ts";
 import { DEFAULT_SENDER } from "../register/senders.ts";
 import { problemAnswer } from "./answers.ts";
 import { throttledAnswer } from "./auth-throttle.ts";
 import { sendAnswer } from "./problem-handler.ts";
+
+// Where the senders' API has always offered it; it lives with the senders' configuration.
+export { senderOf } from "../config/senders.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -17,20 +19,6 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   const match = typeof header === "string" ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
   return match?.[1];
-}
-
-/**
- * Finds the sender a token belongs to. Compares the token's digest with every
- * sender's, always all of them, in constant time: the answer's timing says
- * nothing about which digest came close.
- */
-export function senderOf(token: string, senders: readonly SenderEntry[]): string | undefined {
-  const digest = sha256(token);
-  let found: string | undefined;
-  for (const sender of senders) {
-    if (timingSafeEqual(digest, sender.tokenSha256) && found === undefined) found = sender.id;
-  }
-  return found;
 }
 
 /**
