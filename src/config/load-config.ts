@@ -269,9 +269,7 @@ function text(env: Env, name: string): string | undefined {
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  return configValue(() => wholeNumber(name, raw, min, max));
+  return optionalInteger(env, name, min, max) ?? fallback;
 }
 
 function optionalInteger(env: Env, name: string, min: number, max: number): number | undefined {
