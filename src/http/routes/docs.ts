@@ -66,10 +66,6 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   app.addHook("onReady", async () => {
     json = JSON.stringify(app.swagger());
   });
-  // Everything here (the page, its assets, the document) is read as the type it says it is.
-  app.addHook("onRequest", async (_request, reply) => {
-    reply.header("x-content-type-options", "nosniff");
-  });
 
   app.get(OPENAPI_PATH, { schema: openApiSchema }, async (_request, reply) =>
     reply.header("cache-control", "no-cache").type("application/json; charset=utf-8").send(json),
