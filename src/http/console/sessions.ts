@@ -53,7 +53,7 @@ export function sessionDigest(id: string): string {
  * operator's configured token digest. A rotated token has another one, so
  * the sessions it opened end at the restart that loads it.
  */
-export function credentialDigest(operator: OperatorEntry): string {
+function credentialDigest(operator: OperatorEntry): string {
   return createHash("sha256").update(operator.tokenSha256).digest("hex");
 }
 
@@ -85,15 +85,23 @@ export interface ConsoleSessionsOptions {
  */
 export class ConsoleSessions {
   readonly #options: ConsoleSessionsOptions;
+  /** Each operator by name, with the digest of its credential: computed once, not on every request. */
+  readonly #operators: ReadonlyMap<string, { principal: Principal; credential: string }>;
 
   constructor(options: ConsoleSessionsOptions) {
     this.#options = options;
+    this.#operators = new Map(
+      options.operators.map((operator) => [
+        operator.name,
+        { principal: { name: operator.name, role: operator.role }, credential: credentialDigest(operator) },
+      ]),
+    );
   }
 
   /** A new session for the token's owner, or undefined for a token that is nobody's (compared in constant time). */
   async signIn(token: string): Promise<{ id: string; user: SignedIn } | undefined> {
     const principal = principalOf(token, this.#options.operators);
-    const operator = this.#options.operators.find((entry) => entry.name === principal?.name);
+    const operator = principal === undefined ? undefined : this.#operators.get(principal.name);
     if (principal === undefined || operator === undefined) return undefined;
     const { store, lifetime } = this.#options;
     const now = this.#options.now();
@@ -104,7 +112,7 @@ export class ConsoleSessions {
       {
         idDigest: sessionDigest(id),
         operator: principal.name,
-        credentialDigest: credentialDigest(operator),
+        credentialDigest: operator.credential,
         csrfToken: randomToken(),
         idleMs: lifetime.idleMs,
         maxMs: lifetime.maxMs,
@@ -123,13 +131,13 @@ export class ConsoleSessions {
     if (!isToken(id)) return undefined;
     const session = await this.#options.store.find(sessionDigest(id), this.#options.now());
     if (session === undefined) return undefined;
-    const operator = this.#options.operators.find((entry) => entry.name === session.operator);
-    if (operator === undefined || !sameDigest(credentialDigest(operator), session.credentialDigest)) {
+    const operator = this.#operators.get(session.operator);
+    if (operator === undefined || !sameDigest(operator.credential, session.credentialDigest)) {
       // Its credential is gone: the session can never be used again, so it goes now.
       await this.#options.store.delete(session.idDigest);
       return undefined;
     }
-    return { principal: { name: operator.name, role: operator.role }, session };
+    return { principal: operator.principal, session };
   }
 
   /** Gone at once for every gateway instance on the register. */
