@@ -39,7 +39,7 @@ export interface MetricsSettings {
 }
 
 /** The metrics listener's address unless METRICS_HOST says otherwise: this machine only. */
-export const DEFAULT_METRICS_HOST = "127.0.0.1";
+const DEFAULT_METRICS_HOST = "127.0.0.1";
 
 /**
  * Issue 22, finding 10: /metrics was open to whoever reached the API. The rule:

@@ -13,7 +13,7 @@ import { sharedRateLimitStore } from "./shared-rate-limit-store.ts";
  * anyway; the limit bounds the log and CPU a script can spend on attempts
  * and slows the guessing of a weak token.
  */
-export const AUTH_FAILURE_LIMIT = { max: 10, windowMs: 5 * 60_000 } as const;
+const AUTH_FAILURE_LIMIT = { max: 10, windowMs: 5 * 60_000 } as const;
 
 /** Which door was knocked on: the senders' API, the admin API or the console's sign-in form. */
 export type AuthFamily = "sender" | "admin" | "console";

@@ -39,10 +39,10 @@ const HERE = new URL(import.meta.url);
 export const RUNNING_FROM_SOURCE = HERE.pathname.endsWith(".ts");
 
 /** The package root, with a trailing slash: the folder of this package's package.json. */
-export const PACKAGE_ROOT: URL = findPackageRoot(HERE);
+const PACKAGE_ROOT: URL = findPackageRoot(HERE);
 
 /** The tree the code runs from: src/ (sources) or dist/ (the build, or a bundle in it). */
-export const CODE_ROOT: URL = new URL(
+const CODE_ROOT: URL = new URL(
   HERE.href.startsWith(new URL("dist/", PACKAGE_ROOT).href) ? "dist/" : "src/",
   PACKAGE_ROOT,
 );

@@ -43,7 +43,7 @@ async function http1Conformance(app: FastifyInstance): Promise<void> {
 }
 
 /** The 505 for a request line of HTTP/major.minor: says what was heard and what the gateway speaks. */
-export function versionRefusal(major: number, minor: number, correlationId: string): Answer {
+function versionRefusal(major: number, minor: number, correlationId: string): Answer {
   const heard =
     major === 0
       ? "the request line has no HTTP version (HTTP/0.9)"
