@@ -4,6 +4,7 @@ import type { OperatorEntry } from "../../config/operators.ts";
 import { problems } from "../../errors/catalogue.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { problemCodeFor } from "../problem-handler.ts";
+import { overTls } from "../security-headers.ts";
 import { ConsoleError } from "./console-error.ts";
 import { clearCookie, cookieOf } from "./cookies.ts";
 import { acceptFormBodies, FORM_BODY_LIMIT, formOf } from "./form-body.ts";
@@ -13,7 +14,7 @@ import { assetRoutes } from "./routes/assets.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { replayRoutes } from "./routes/replay.ts";
 import { signInRoutes } from "./routes/sign-in.ts";
-import { addSecurityHeaders, checkCsrf, checkOrigin, overTls } from "./security.ts";
+import { addSecurityHeaders, checkCsrf, checkOrigin } from "./security.ts";
 import { ConsoleSessions, DEFAULT_SESSION_LIFETIME, SESSION_COOKIE, type SessionLifetime } from "./sessions.ts";
 import { messagePage } from "./views/message-page.ts";
 

@@ -4,8 +4,6 @@ import type { FormFields } from "./form-body.ts";
 import { consolePaths } from "./paths.ts";
 import { tokensMatch } from "./sessions.ts";
 
-export { overTls } from "../security-headers.ts";
-
 /**
  * Scripts, styles and images from the console's own routes only; nothing
  * inline, no frames, forms post only here. Event bodies are hostile input:

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
+import { overTls } from "../../security-headers.ts";
 import { clearCookie, cookieOf, setCookie } from "../cookies.ts";
 import { formOf } from "../form-body.ts";
 import { singleValues } from "../list-query.ts";
 import { safeNextPath } from "../paths.ts";
 import { sendPage } from "../requests.ts";
-import { checkSignInToken, overTls } from "../security.ts";
+import { checkSignInToken } from "../security.ts";
 import { type ConsoleSessions, isToken, randomToken, SESSION_COOKIE, SIGN_IN_COOKIE } from "../sessions.ts";
 import { countFailedSignIn } from "../sign-in-throttle.ts";
 import { signInPage } from "../views/sign-in-page.ts";
