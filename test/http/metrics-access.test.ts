@@ -118,6 +118,11 @@ describe("METRICS_PORT: /metrics on a listener of its own", () => {
     expect(other.headers["content-type"]).toMatch(/^application\/problem\+json/);
   });
 
+  it("sends X-Content-Type-Options: nosniff on its answers too (docs/security.md: every answer)", async () => {
+    expect((await call(`${metricsUrl}/metrics`)).headers["x-content-type-options"]).toBe("nosniff");
+    expect((await call(`${metricsUrl}/elsewhere`)).headers["x-content-type-options"]).toBe("nosniff");
+  });
+
   it("no longer serves it beside the API", async () => {
     expect((await call(`${gw.url}/metrics`)).status).toBe(404);
   });

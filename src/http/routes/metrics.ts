@@ -9,6 +9,7 @@ import { correlationIdOf } from "../correlation.ts";
 import { PROMETHEUS_MEDIA_TYPE } from "../openapi/json.ts";
 import { problemAnswers, sendAnswer } from "../problem-handler.ts";
 import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
+import { securityHeaders } from "../security-headers.ts";
 import { bearerToken } from "../sender-auth.ts";
 
 const metricsSchema = {
@@ -83,6 +84,8 @@ export function buildMetricsApp(options: MetricsAppOptions): FastifyInstance {
     genReqId: correlationIdOf,
   });
   app.register(problemAnswers);
+  // nosniff on its answers too, as on the main listener's (docs/security.md: every answer).
+  app.register(securityHeaders);
   // As in app.ts: the route's response schemas document it (in the main listener's /openapi.json), they do not serialize.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.register(metricsRoutes, options);
