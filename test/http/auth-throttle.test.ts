@@ -182,7 +182,8 @@ describe("behind TRUST_PROXY", { timeout: 60_000 }, () => {
 
 const pg = postgresForTests();
 
-describe.skipIf(!pg.enabled)("on PostgreSQL, every instance sees the same counts", { timeout: 60_000 }, () => {
+/** A migrated database of the describe's own, dropped after it; undefined without a server (pg.require() then fails). */
+function migratedDatabase(): () => TestDatabase | undefined {
   let db: TestDatabase | undefined;
   beforeAll(async () => {
     db = await pg.database();
@@ -191,10 +192,15 @@ describe.skipIf(!pg.enabled)("on PostgreSQL, every instance sees the same counts
   afterAll(async () => {
     await db?.drop();
   });
+  return () => db;
+}
+
+describe.skipIf(!pg.enabled)("on PostgreSQL, every instance sees the same counts", { timeout: 60_000 }, () => {
+  const database = migratedDatabase();
 
   it("failures at one instance count at the other, for the admin API and the senders' alike", async () => {
     pg.require();
-    const url = db?.url ?? "";
+    const url = database()?.url ?? "";
     const [a, b] = [await gateway({ DATABASE_URL: url }), await gateway({ DATABASE_URL: url })];
     const both = [a, b] as const;
     for (let i = 0; i < LIMIT; i++) {
@@ -209,19 +215,13 @@ describe.skipIf(!pg.enabled)("on PostgreSQL, every instance sees the same counts
 });
 
 describe.skipIf(!pg.enabled)("when the shared counter cannot be reached", { timeout: 60_000 }, () => {
-  let db: TestDatabase | undefined;
-  beforeAll(async () => {
-    db = await pg.database();
-    if (db !== undefined) await migrateDatabase(db.url);
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
+  const database = migratedDatabase();
 
   // docs/security.md: "If the shared counter cannot be reached the limit steps aside and the plain
   // 401/403 goes out: an outage of the counter never locks anybody out."
   it("steps aside: wrong tokens past the limit get the plain 403 and 401, never 429 or 500; the right token its 200", async () => {
     pg.require();
+    const db = database();
     if (db === undefined) throw new Error("no database");
     const gw = await gateway({ DATABASE_URL: db.url });
     await db.sql`DROP TABLE rate_limit_windows`;
