@@ -5,7 +5,7 @@ import { type Server, tail } from "./processes.ts";
 import { megabytes } from "./rss.ts";
 
 /** The most resident memory a gateway process may hold under load. */
-const RSS_GOAL_MB = 200;
+export const RSS_GOAL_MB = 200;
 export const RSS_GOAL = `≤ ${RSS_GOAL_MB} MB`;
 
 /** One row of the accept table: a server, or several gateways sharing the load. */

@@ -5,10 +5,11 @@ import { START_ENTRY, startNodeFlags } from "../support/start-script.ts";
 import { type Measured, printTable, RSS_GOAL, tableGoals, verdict } from "./accept-report.ts";
 import { cpuProfileArgs, measuredLoad, summarizeProfiles } from "./cpu-profile.ts";
 import { type DrainGoal, type DrainOutcome, runDrain } from "./drain.ts";
-import { recordFinishedEvents } from "./finished-events.ts";
+import { recordEvents, recordFinishedEvents } from "./finished-events.ts";
 import { type GoalLine, printGoals, type RatioGoal, ratioLine } from "./goals.ts";
 import {
   BENCH_SENDER_TOKEN,
+  conflictingBodies,
   type LoadSettings,
   orderPaidBodies,
   type Requests,
@@ -16,6 +17,9 @@ import {
   runLoad,
 } from "./load.ts";
 import { resetEmulator } from "./onec-posts.ts";
+import { DEFAULT_BENCH_REDIS_URL, deleteKeys, redisUnreachable } from "./peers/redis.ts";
+import { type PeerGoal, peerGoalLines, peersVerdict, printPeers } from "./peers/report.ts";
+import { type Contender, runRounds } from "./peers/rounds.ts";
 import {
   type BenchDatabase,
   createBenchDatabase,
@@ -47,6 +51,12 @@ import { measureSyncOverhead } from "./sync-overhead.ts";
  *               gateway-pg-x3   one database (no goal)
  * Each row also reports its processes' peak resident memory (goal ≤ 200 MB).
  * Then:
+ *   peers       the gateway (DELIVERER=off) and what a user could use instead, each in its
+ *               own process, loaded in turn in short rounds (peers/rounds.ts): a hand-written
+ *               Fastify + better-sqlite3 handler with synchronous=FULL and with NORMAL
+ *               (peers/handwritten.ts), @node-idempotency/core on Redis (peers/library.ts);
+ *               new events, repeats of a finished event, the 409 case. Goals: new events
+ *               ≥ 2.5× hand-written FULL and ≥ 1× NORMAL, repeats ≥ 1.2× FULL
  *   sync        a new event answered 201 once delivered (SYNC_WAIT_MS=2000), one request
  *               at a time, less a direct POST to the 1C emulator (sync-overhead.ts):
  *               goal ≤ 2 ms at p50
@@ -72,7 +82,12 @@ const GOALS = {
   replay: { atLeast: 0.7 },
   drain: { concurrency: 16, ratio: { atLeast: 0.3, stretch: 0.5 } },
   syncP50Ms: 2,
-} as const satisfies Record<string, RatioGoal | DrainGoal | number>;
+  peers: [
+    { workload: "new", peer: "handwritten-full", goal: { atLeast: 2.5 } },
+    { workload: "new", peer: "handwritten-normal", goal: { atLeast: 1 } },
+    { workload: "repeat", peer: "handwritten-full", goal: { atLeast: 1.2 } },
+  ],
+} as const satisfies Record<string, RatioGoal | DrainGoal | number | readonly PeerGoal[]>;
 
 /** What each row's requests make the server do: the legend under the table and the goals' summary. */
 const WORK = {
@@ -86,11 +101,20 @@ const WORK = {
   drain: `drain to 1C, ONEC_MAX_CONCURRENCY=${GOALS.drain.concurrency}`,
 } as const;
 
+/** The peers scenario's contenders and, for its tables, whether an accepted event survives a power loss. */
+const PEERS_DURABLE: Readonly<Record<string, string>> = {
+  "gateway-off": "yes: WAL, synchronous=FULL",
+  "handwritten-full": "yes: WAL, synchronous=FULL",
+  "handwritten-normal": "no: WAL, synchronous=NORMAL",
+  library: "no: Redis, in memory",
+};
+const PEERS_GATEWAY = "gateway-off";
+
 /** Where a gateway row keeps its register. */
 type Register = { kind: "sqlite"; path: string } | { kind: "postgres"; database: BenchDatabase };
 
 /** In the order they run. */
-const SCENARIOS = ["accept", "accept-off", "replay", "accept-pg", "sync", "drain", "drain-pg"] as const;
+const SCENARIOS = ["accept", "accept-off", "replay", "accept-pg", "peers", "sync", "drain", "drain-pg"] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const TABLE_SCENARIOS: readonly Scenario[] = ["accept", "accept-off", "replay", "accept-pg"];
 const POSTGRES_SCENARIOS: readonly Scenario[] = ["accept-pg", "drain-pg"];
@@ -100,6 +124,9 @@ const scenarios = scenarioList("BENCH_SCENARIOS", SCENARIOS.join(","));
 const drainEvents = positiveInt("BENCH_DRAIN_EVENTS", 10_000);
 const replayEvents = positiveInt("BENCH_REPLAY_EVENTS", 1000);
 const syncRequests = positiveInt("BENCH_SYNC_REQUESTS", 3000);
+const peerRounds = positiveInt("BENCH_PEER_ROUNDS", 3);
+const peerSeconds = positiveInt("BENCH_PEER_SECONDS", 5);
+const redisServer = process.env.BENCH_REDIS_URL || DEFAULT_BENCH_REDIS_URL;
 const syncWarmup = positiveInt("BENCH_SYNC_WARMUP", 500);
 const settings: LoadSettings = {
   connections: positiveInt("BENCH_CONNECTIONS", 50),
@@ -155,10 +182,11 @@ async function main(): Promise<boolean> {
     goals.push(...outcome.goals);
   };
   const table = TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario));
-  if (table || scenarios.has("sync")) {
-    // One emulator for the table and sync: idle between rows, since each row's gateways stop with it.
+  if (table || scenarios.has("peers") || scenarios.has("sync")) {
+    // One emulator for the table, the peers and sync: idle between rows, since each row's gateways stop with it.
     const onec = await startServer(emulatorSpec(), dir);
     if (table) record(await acceptTable(onec));
+    if (scenarios.has("peers")) record(await peersScenario(onec));
     if (scenarios.has("sync")) record(await syncScenario(onec));
   }
   await stopAll(); // each scenario gets the machine to itself
@@ -326,6 +354,110 @@ async function measure({ name, work, servers, requests, register, goal }: Measur
   };
 }
 
+/**
+ * The gateway next to what a user could write or install instead, in one
+ * run, interleaved (peers/rounds.ts). Set-up, not measured: the same
+ * BENCH_REPLAY_EVENTS events recorded in every contender, through the gateway
+ * by a gateway that delivers them until all are SUCCEEDED (then it stops and
+ * the measured gateway, DELIVERER=off, opens the same file), in each peer by
+ * one POST each. The library peer needs Redis: without it, it is left out in
+ * one line (a failure when BENCH_SCENARIOS names peers).
+ */
+async function peersScenario(onec: Server): Promise<Outcome> {
+  console.log("");
+  let ok = true;
+  const redisWhy = await redisUnreachable(redisServer);
+  if (redisWhy !== undefined) {
+    const line = `peers: library ${scenariosNamed ? "FAILED" : "skipped"}: no Redis answers at ${redisServer} (BENCH_REDIS_URL): ${redisWhy}`;
+    if (scenariosNamed) console.error(line);
+    else console.log(line);
+    ok = !scenariosNamed;
+  }
+  const nextRecorded = orderPaidBodies(`peers-${runId}`);
+  const recorded = Array.from({ length: replayEvents }, () => nextRecorded());
+  const conflicting = conflictingBodies(recorded);
+  // One generator for every contender's new events: the same bodies on the wire, never an id twice.
+  const nextNew = orderPaidBodies(`peers-new-${runId}`);
+  const requests = (created: number, replayed: number, refused: number): Contender["requests"] => ({
+    new: { nextBody: nextNew, expectedStatus: created },
+    repeat: { nextBody: repeatingBodies(recorded), expectedStatus: replayed },
+    conflict: { nextBody: repeatingBodies(conflicting), expectedStatus: refused },
+  });
+  const keyPrefix = `gateway-bench-${runId}`;
+  const servers: Server[] = [];
+  try {
+    const register: Register = { kind: "sqlite", path: join(dir, "peers-gateway.db") };
+    process.stdout.write(
+      `peers: recording ${recorded.length} events in the gateway, waiting until all are SUCCEEDED...\n`,
+    );
+    const setup = await startServer(gatewaySpec("peers-gateway-setup", onec.url, register), dir);
+    try {
+      await recordFinishedEvents(setup.url, recorded, REPLAY_SETTLE_LIMIT_MS);
+    } catch (error) {
+      console.error(`${setup.name} output (tail):\n${tail(setup.logFile)}`);
+      throw error;
+    } finally {
+      await stopServer(setup.child);
+    }
+    const gateway = await startServer(gatewaySpec("peers-gateway-off", onec.url, register, { DELIVERER: "off" }), dir);
+    servers.push(gateway);
+    const contenders: Contender[] = [
+      { name: PEERS_GATEWAY, server: gateway, requests: requests(202, 200, 409), profiled: true },
+    ];
+    for (const synchronous of ["FULL", "NORMAL"]) {
+      const name = `handwritten-${synchronous.toLowerCase()}`;
+      const env = { DATABASE_PATH: join(dir, `peers-${name}.db`), SYNCHRONOUS: synchronous };
+      const server = await startServer(peerSpec(name, "handwritten.ts", env), dir);
+      servers.push(server);
+      contenders.push({ name, server, requests: requests(201, 200, 409) });
+    }
+    if (redisWhy === undefined) {
+      const server = await startServer(
+        peerSpec("library", "library.ts", { REDIS_URL: redisServer, KEY_PREFIX: keyPrefix }),
+        dir,
+      );
+      servers.push(server);
+      // The library's own statuses: a replay is the stored first answer (201), another body 422.
+      contenders.push({ name: "library", server, requests: requests(201, 201, 422) });
+    }
+    process.stdout.write(`peers: recording the same ${recorded.length} events in each peer...\n`);
+    for (const contender of contenders) {
+      if (contender.server === gateway) continue;
+      await recordEvents(contender.server.url, recorded, contender.requests.new.expectedStatus);
+    }
+    const runs = await runRounds(
+      contenders,
+      {
+        connections: settings.connections,
+        rounds: peerRounds,
+        roundSeconds: peerSeconds,
+        warmupSeconds: WARMUP_SECONDS,
+      },
+      (line) => process.stdout.write(`running peers, ${line}...\n`),
+    );
+    const report = { runs, gateway: PEERS_GATEWAY, durable: PEERS_DURABLE, goals: GOALS.peers };
+    printPeers(report);
+    ok = peersVerdict(runs) && ok;
+    return { ok, goals: peerGoalLines(report) };
+  } finally {
+    await Promise.all(servers.map((server) => stopServer(server.child)));
+    if (redisWhy === undefined) {
+      await deleteKeys(redisServer, keyPrefix).catch((error: unknown) =>
+        console.error(`peers: could not delete the library's Redis keys under ${keyPrefix}: ${String(error)}`),
+      );
+    }
+  }
+}
+
+function peerSpec(name: string, file: string, env: Readonly<Record<string, string>>): ServerSpec {
+  return {
+    name: `peers-${name}`,
+    script: `test/bench/peers/${file}`,
+    env: { PORT: "0", SENDER_TOKEN: BENCH_SENDER_TOKEN, ...env },
+    listeningUrl: (line) => line.match(/^peer listening on (\S+)/)?.[1],
+  };
+}
+
 /** A gateway of its own that answers after delivering, on an emulator emptied of the table's orders. */
 async function syncScenario(onec: Server): Promise<Outcome> {
   await resetEmulator(onec.url);
@@ -427,6 +559,7 @@ function printSetup(): void {
     );
   }
   if (TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario))) printTableSetup();
+  if (scenarios.has("peers")) printPeersSetup();
   if (scenarios.has("sync")) {
     console.log(
       `sync: a gateway with SYNC_WAIT_MS=${SYNC_WAIT_MS} (a new event answered 201 once its own deliverer has ` +
@@ -465,6 +598,27 @@ function printTableSetup(): void {
   console.log(`  ${"bare".padEnd(width)}  bare-server.ts, the same bodies as the new-event rows (201)`);
   for (const [, name, what] of shown) console.log(`  ${name.padEnd(width)}  ${what}`);
   console.log(`  peak RSS: every row's processes' VmRSS, read every 200 ms during its measured load; goal ${RSS_GOAL}`);
+}
+
+function printPeersSetup(): void {
+  console.log(
+    `peers: autocannon, ${settings.connections} connections; per workload a ${WARMUP_SECONDS} s warm-up each, then ` +
+      `${peerRounds} rounds of ${peerSeconds} s per contender in turn (BENCH_PEER_ROUNDS, BENCH_PEER_SECONDS), ` +
+      `each contender's process alive throughout; its figure is the median of its rounds`,
+  );
+  console.log(
+    `  gateway-off         the gateway as in the table, DELIVERER=off (202 new, 200 repeat, 409 other body); ` +
+      `${replayEvents} events recorded and delivered first`,
+  );
+  console.log(
+    `  handwritten-full    Fastify + better-sqlite3, BEGIN IMMEDIATE … COMMIT per request, WAL synchronous=FULL ` +
+      `(durable; 201, 200, 409)`,
+  );
+  console.log(`  handwritten-normal  the same with synchronous=NORMAL (not durable on power loss)`);
+  console.log(
+    `  library             @node-idempotency/core on Redis at ${redisServer} (BENCH_REDIS_URL), not durable ` +
+      `(201 new, 201 replayed, 422 other body)`,
+  );
 }
 
 /** A comma-separated subset of SCENARIOS; they always run in SCENARIOS order. */

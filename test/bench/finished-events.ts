@@ -35,6 +35,30 @@ export async function recordFinishedEvents(
   }
 }
 
+/**
+ * The peers' set-up: POSTs every body once, `expectedStatus` expected of each
+ * (a peer's first answer); a peer has no delivery to wait for.
+ */
+export async function recordEvents(url: string, bodies: readonly string[], expectedStatus: number): Promise<void> {
+  const agent = new Agent({ connections: CONCURRENCY });
+  try {
+    await inParallel(bodies, async (body) => {
+      const response = await request(`${url}${ROUTE}`, {
+        method: "POST",
+        dispatcher: agent,
+        headers: { ...AUTHORIZATION, "content-type": "application/json" },
+        body,
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== expectedStatus) {
+        throw new Error(`recording an event at ${url}: ${response.statusCode} ${text}, not ${expectedStatus}`);
+      }
+    });
+  } finally {
+    await agent.close();
+  }
+}
+
 /** Resolves with the event's status URL, from the Location header every answer carries. */
 async function record(gatewayUrl: string, agent: Agent, body: string): Promise<string> {
   const response = await request(`${gatewayUrl}${ROUTE}`, {

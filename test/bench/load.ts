@@ -40,6 +40,19 @@ export function repeatingBodies(bodies: readonly string[]): () => string {
   return () => bodies[n++ % bodies.length] as string;
 }
 
+/**
+ * Each body with the same event_id but another payment id: a valid event
+ * whose content differs from the one recorded, so every request is the 409
+ * case (or a peer's own status for a key reused with another body).
+ */
+export function conflictingBodies(bodies: readonly string[]): string[] {
+  return bodies.map((body) => {
+    const event = JSON.parse(body) as { payment?: { id?: unknown } };
+    if (event.payment === undefined || typeof event.payment.id !== "string") throw new Error("no payment.id to change");
+    return JSON.stringify({ ...event, payment: { ...event.payment, id: `${event.payment.id}-changed` } });
+  });
+}
+
 /** The bench's one sender (SENDER_TOKENS=bench:<this>): production auth is part of the cost. */
 export const BENCH_SENDER_TOKEN = "bench-sender-token-0123456789";
 
