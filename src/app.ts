@@ -111,6 +111,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(docsRoutes);
   app.register(problemTypeRoutes);
   app.register(orderPaidRoutes, {
+    bodyLimit: deps.bodyLimit,
     acceptor: deps.acceptor,
     register: deps.register,
     now: deps.now,

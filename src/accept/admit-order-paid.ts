@@ -23,6 +23,7 @@ export function admitOrderPaid(
   body: unknown,
   idempotencyKeyHeader: string | string[] | undefined,
   decimalNumbers: readonly DecimalNumber[] = [],
+  canonicalize: (value: unknown) => Canonical = canonicalizeEvent,
 ): Admission {
   const eventId = (body as { event_id?: unknown } | null)?.event_id;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -38,15 +39,8 @@ export function admitOrderPaid(
           : 'event_id must be a string of 1-128 characters from A-Z a-z 0-9 . _ : -, and not "." or ".."',
     };
   }
-  const headerKey = idempotencyKey(idempotencyKeyHeader);
-  if (headerKey !== undefined && headerKey !== eventId) {
-    return {
-      ok: false,
-      code: "GW_ERR_IDEMPOTENCY_KEY_MISMATCH",
-      detail: `Idempotency-Key "${headerKey}" differs from event_id "${eventId}"; send the same value or omit the header`,
-      eventId,
-    };
-  }
+  const keyRefusal = checkIdempotencyKey(idempotencyKeyHeader, eventId);
+  if (keyRefusal !== undefined) return keyRefusal;
   const schema = checkOrderPaidSchema(body);
   const notation = integerNotationErrors(body, decimalNumbers);
   const nul = hasNulCharacter(body) ? nulCharacterErrors(body) : [];
@@ -72,7 +66,7 @@ export function admitOrderPaid(
   }
   let canonical: Canonical;
   try {
-    canonical = canonicalizeEvent(schema.event);
+    canonical = canonicalize(schema.event);
   } catch (error) {
     return { ok: false, code: "GW_ERR_INVALID_JSON", detail: `not I-JSON: ${(error as Error).message}`, eventId };
   }
@@ -161,6 +155,21 @@ function valueAt(document: unknown, pointer: string): unknown {
     value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
   }
   return value;
+}
+
+/** The Idempotency-Key header, when sent, must name the body's event_id. */
+export function checkIdempotencyKey(
+  header: string | string[] | undefined,
+  eventId: string,
+): Extract<Admission, { ok: false }> | undefined {
+  const headerKey = idempotencyKey(header);
+  if (headerKey === undefined || headerKey === eventId) return undefined;
+  return {
+    ok: false,
+    code: "GW_ERR_IDEMPOTENCY_KEY_MISMATCH",
+    detail: `Idempotency-Key "${headerKey}" differs from event_id "${eventId}"; send the same value or omit the header`,
+    eventId,
+  };
 }
 
 /**

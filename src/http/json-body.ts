@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { type DecimalNumber, parseStrictJson } from "../domain/strict-json.ts";
+import { readJsonBody } from "../accept/read-json-body.ts";
+import type { DecimalNumber } from "../domain/strict-json.ts";
 import { GatewayProblem } from "../errors/problem.ts";
 import { ACCEPTED_CONTENT_CODING, checkJsonBodyHeaders } from "./media-type.ts";
 
@@ -17,10 +18,7 @@ declare module "fastify" {
  * `type/subtype; name="value"`). checkJsonBodyHeaders decides; this only
  * spares reading bodies that can never pass.
  */
-const MAYBE_JSON = /^application\/[^;]*json/;
-
-/** Fatal: a byte that is not UTF-8 is an error, not a U+FFFD that would then be recorded. Strips a leading BOM. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+export const MAYBE_JSON = /^application\/[^;]*json/;
 
 /**
  * Replaces Fastify's parsers (JSON and text/plain) with ours: the same body
@@ -38,28 +36,11 @@ async function strictJsonParser(app: FastifyInstance, { bodyLimit }: { bodyLimit
       done(refusal);
       return;
     }
-    let text: string;
-    try {
-      text = utf8.decode(raw as Buffer);
-    } catch {
-      done(
-        new GatewayProblem(
-          "GW_ERR_INVALID_JSON",
-          "the body is not valid UTF-8; JSON text must be UTF-8 (RFC 8259 §8.1). Nothing was recorded",
-        ),
-      );
-      return;
-    }
-    if (text.trim() === "") {
-      done(new GatewayProblem("GW_ERR_INVALID_JSON", "the body is empty; send the event as a JSON object"));
-      return;
-    }
-    const parsed = parseStrictJson(text);
-    if (parsed.ok) {
-      request.jsonDecimalNumbers = parsed.decimalNumbers;
-      done(null, parsed.value);
-    } else if (parsed.reason === "duplicate-key") done(new GatewayProblem("GW_ERR_DUPLICATE_JSON_KEY", parsed.message));
-    else done(new GatewayProblem("GW_ERR_INVALID_JSON", parsed.message));
+    const read = readJsonBody(raw as Buffer);
+    if (read.ok) {
+      request.jsonDecimalNumbers = read.decimalNumbers;
+      done(null, read.value);
+    } else done(new GatewayProblem(read.code, read.detail));
   });
   // Every other media type, or none: refused before its body is read.
   app.addContentTypeParser("*", (request, _payload, done) => {
@@ -84,7 +65,8 @@ export function unsupportedBodyProblem(request: FastifyRequest): GatewayProblem 
   );
 }
 
-function headersProblem(request: FastifyRequest): GatewayProblem | undefined {
+/** Why the request's Content-Type or Content-Encoding keeps its body from being read, if they do. */
+export function headersProblem(request: FastifyRequest): GatewayProblem | undefined {
   const verdict = checkJsonBodyHeaders(request.headers["content-type"], request.headers["content-encoding"]);
   if (verdict.ok) return undefined;
   // RFC 9110 §15.5.16: a 415 for a content coding says which codings are read.

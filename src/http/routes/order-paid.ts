@@ -2,8 +2,8 @@ import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
 import type { AcceptResult } from "../../accept/accept-result.ts";
-import { admitOrderPaid } from "../../accept/admit-order-paid.ts";
 import type { OrderPaidAcceptor } from "../../accept/order-paid-acceptor.ts";
+import { OrderPaidIntake } from "../../accept/order-paid-intake.ts";
 import type { SenderEntry } from "../../config/senders.ts";
 import { ORDERS_PAID_PATH } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
@@ -12,6 +12,7 @@ import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";
 import { answerFor, JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
+import { headersProblem, MAYBE_JSON } from "../json-body.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
 import { sharedRateLimitStore } from "../shared-rate-limit-store.ts";
@@ -31,14 +32,19 @@ export interface OrderPaidRoutesOptions {
   senders: readonly SenderEntry[];
   rateLimit: { max: number; windowMs: number };
   metrics: GatewayMetrics;
+  /** The same limit as the root's JSON parser: this route reads its bytes itself. */
+  bodyLimit: number;
+  /** Reads the bodies; one per server, so the bodies it remembers are this process's. */
+  intake?: OrderPaidIntake;
 }
 
 /**
  * The POST route's schema documents the body and headers but validates
- * neither: the body must first pass the strict parser (repeated keys, UTF-8,
- * decimal integers), then admitOrderPaid checks event_id, Idempotency-Key,
- * the schema and the business rules in that order, each with its own problem
- * code. Fastify's validator would answer first, with a bare 400.
+ * neither: the intake reads the bytes (UTF-8, the strict parse: repeated
+ * keys, decimal integers), then admitOrderPaid checks event_id,
+ * Idempotency-Key, the schema and the business rules in that order, each
+ * with its own problem code. Fastify's validator would answer first, with a
+ * bare 400.
  */
 const documentedOnly: FastifySchemaCompiler<unknown> = () => () => true;
 
@@ -51,6 +57,17 @@ function countAnswer(metrics: GatewayMetrics, sender: string, result: AcceptResu
 /** The senders' routes: each request authenticated, rate-limited and scoped to its sender. */
 export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRoutesOptions): Promise<void> {
   const { acceptor, register, now, metrics } = options;
+  const intake = options.intake ?? new OrderPaidIntake();
+
+  // The body's bytes go to the intake as they came: a repeat is recognised by
+  // their digest before anything parses them. The media type is checked here
+  // as the root's parser checks it, with the same answers.
+  app.removeContentTypeParser(MAYBE_JSON);
+  app.addContentTypeParser(MAYBE_JSON, { parseAs: "buffer", bodyLimit: options.bodyLimit }, (request, raw, done) => {
+    const refusal = headersProblem(request);
+    if (refusal === undefined) done(null, raw);
+    else done(refusal);
+  });
 
   app.addHook(
     "onRequest",
@@ -86,7 +103,8 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
     ORDERS_PAID_PATH,
     { schema: postOrderPaidSchema, validatorCompiler: documentedOnly, links: ORDER_PAID_LINKS },
     async (request, reply) => {
-      if (request.body === undefined) {
+      const raw: unknown = request.body;
+      if (!Buffer.isBuffer(raw)) {
         metrics.rejected(request.sender, "GW_ERR_UNSUPPORTED_MEDIA_TYPE");
         return sendAnswer(
           reply,
@@ -95,7 +113,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
           }),
         );
       }
-      const admission = admitOrderPaid(request.body, request.headers["idempotency-key"], request.jsonDecimalNumbers);
+      const admission = intake.admit(raw, request.headers["idempotency-key"]);
       if (!admission.ok) {
         request.logEvent = admission.eventId === undefined ? undefined : { eventId: admission.eventId };
         metrics.rejected(request.sender, admission.code);
@@ -106,7 +124,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
           problemAnswer(admission.code, request.id, { detail: admission.detail, ...extras, ...eventId }),
         );
       }
-      const eventId = admission.event.event_id;
+      const { eventId } = admission;
       const result = await acceptor.accept({
         sender: request.sender,
         eventId,
