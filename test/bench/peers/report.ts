@@ -59,7 +59,12 @@ export function printPeers({ runs, gateway, durable, goals }: PeersReport): void
       const ratio = rateRatio(ourRate, medians(peer).rate);
       const goal = goals.find((each) => each.workload === workload && each.peer === peer.name)?.goal;
       const note = goal === undefined ? "" : `  ${goalNote(describeRatioGoal(goal), ratioMet(ratio, goal))}`;
-      console.log(`  ratio ${gateway}/${peer.name}: ${ratio === undefined ? "n/a" : ratio.toFixed(2)} (req/s)${note}`);
+      const paired = ours.rounds.map((run, i) =>
+        formatRatio(rateRatio(run.result.requests.average, peer.rounds[i]?.result.requests.average)),
+      );
+      console.log(
+        `  ratio ${gateway}/${peer.name}: ${formatRatio(ratio)} (median req/s; round by round ${paired.join(" ")})${note}`,
+      );
     }
     console.log(`  peak RSS of ${gateway}: ${megabytes(ours.peakRss)} MB; ${goalNote(RSS_GOAL, rssMet(ours.peakRss))}`);
   }
@@ -152,6 +157,10 @@ export function peersVerdict(runs: WorkloadRuns): boolean {
 
 function rateRatio(ours: number | undefined, theirs: number | undefined): number | undefined {
   return ours === undefined || theirs === undefined || theirs <= 0 ? undefined : ours / theirs;
+}
+
+function formatRatio(ratio: number | undefined): string {
+  return ratio === undefined ? "n/a" : ratio.toFixed(2);
 }
 
 function rssMet(peak: number | undefined): boolean | undefined {
