@@ -12,7 +12,13 @@ import type {
   Settlement,
 } from "../register/port.ts";
 import { DEFAULT_SENDER } from "../register/senders.ts";
-import { type DeliveryPolicy, planAttempt, settlementAfterLookup, verdictFor } from "./retry-policy.ts";
+import {
+  type DeliveryPolicy,
+  planAttempt,
+  settlementAfterLookup,
+  unfinishedAttempts,
+  verdictFor,
+} from "./retry-policy.ts";
 
 export interface AttemptDeps {
   register: EventRegister;
@@ -73,7 +79,7 @@ export async function attemptDelivery(
     attempt: record.attempts,
   });
   const startedAt = deps.now();
-  const plan = planAttempt(deps.policy, record);
+  const plan = planAttempt(deps.policy, record, await lostAheadAttempts(deps, claim));
   const step =
     plan.kind === "ask" ? await askBeforeEnding(deps, record, plan.ending, log) : await deliver(deps, record, log);
   const finishedAt = deps.now();
@@ -121,6 +127,17 @@ async function earlierOnecErrors(register: EventRegister, record: EventRecord): 
   const firstOfRound = record.attempts - record.roundAttempts + 1;
   const attempts = await register.listAttempts(record.sender, record.eventId);
   return attempts.filter((a) => a.attempt >= firstOfRound && a.outcome === "errored").length;
+}
+
+/**
+ * The attempts claimed ahead before this one and never finished, from the
+ * attempt log: read only when the poison rule would stop the event without
+ * them, so the common path costs nothing.
+ */
+async function lostAheadAttempts(deps: AttemptDeps, { record, lease }: Claim): Promise<number> {
+  if (unfinishedAttempts(record) < deps.policy.maxUnfinishedAttempts) return 0;
+  const attempts = await deps.register.listAttempts(record.sender, record.eventId);
+  return attempts.filter((a) => a.kind === "ahead" && a.finishedAt === null && a.leaseToken < lease.token).length;
 }
 
 /** Asks 1C whether it holds the event before the gateway may end it undelivered. */

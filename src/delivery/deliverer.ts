@@ -1,16 +1,32 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { EventStatus } from "../domain/event-status.ts";
-import type { Claim, EventRecord } from "../register/port.ts";
+import type { AttemptKind, Claim, EventRecord } from "../register/port.ts";
 import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
+
+/**
+ * Claims kept ready per call slot, claimed ahead (port.ts, AttemptKind), so that
+ * a slot whose call ends starts the next one at once instead of waiting for a
+ * claim's commit; the ready claims are topped up in the commit of the outcomes.
+ * One is enough for that (docs/performance.md has the measurements): more only
+ * hold leases on events another instance could be calling.
+ */
+export const AHEAD_PER_SLOT = 1;
 
 export interface DelivererOptions {
   /** Lease owner: unique per process. */
   owner: string;
   /** Calls to 1C in flight at once from this process: each holds a 1C session and licence. */
   concurrency: number;
+  /**
+   * A claim's lease. It outlives the 1C deadline by at least a third of itself
+   * (gateway.ts, leaseMsFor): a claim made ahead is called only while at least
+   * half of that margin is left (READY_SHARE), or given back unsent.
+   */
   leaseMs: number;
+  /** Claims kept ready per call slot; 0 claims only for free slots. AHEAD_PER_SLOT when absent. */
+  aheadPerSlot?: number;
   /** How often to look for events other processes committed, and for retries that came due. */
   pollMs: number;
   breaker: BreakerOptions;
@@ -21,6 +37,19 @@ export interface AttemptNotice {
   outcome: AttemptOutcome | "lease_lost";
   durationMs: number;
   record: EventRecord;
+}
+
+/** The share of its lease a claim made ahead may wait before its call: half the lease's least margin over the 1C deadline. */
+const READY_SHARE = 1 / 6;
+/** The weight of the latest call in the running mean of call durations. */
+const CALL_MS_WEIGHT = 0.2;
+
+/** A claim made ahead, waiting for a slot. */
+interface ReadyClaim {
+  claim: Claim;
+  key: string;
+  /** performance.now() when the claim was asked for: its lease started no earlier. */
+  askedAt: number;
 }
 
 export interface DelivererEvents {
@@ -34,6 +63,11 @@ export interface DelivererEvents {
  * fenced leases, calls 1C at most `concurrency` at a time, writes each outcome,
  * and stops claiming while the breaker is open. Woken at once by commits in
  * this process; polls for the rest.
+ *
+ * While 1C answers well within the leases, it keeps `aheadPerSlot` claims per
+ * slot ready (claimed ahead): a slot whose call ends takes the next at once.
+ * A ready claim it will not call (stopping, 1C failing, waited too long) is
+ * given back unsent (port.ts, Release).
  */
 export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #deps: AttemptDeps;
@@ -44,8 +78,16 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #inFlight = new Set<Promise<void>>();
   /** Attempts still calling 1C: what the concurrency cap counts. */
   #calling = 0;
-  /** The events of the attempts in flight: one already claimed here needs no expedited claim. */
+  /** The events of the attempts in flight and of the ready claims: one already claimed here needs no expedited claim. */
   readonly #attempting = new Set<string>();
+  /** Claims made ahead, in the order they are to be called. */
+  readonly #ready: ReadyClaim[] = [];
+  readonly #aheadPerSlot: number;
+  readonly #maxReadyMs: number;
+  /** Running mean of 1C calls' durations: claims are made ahead only while a slot's turn is well inside a lease. */
+  #callMs = 0;
+  /** A claim ahead found fewer events than it asked for: none until something new is due. */
+  #aheadDry = false;
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
@@ -61,6 +103,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#options = options;
     this.#breaker = new CircuitBreaker(options.breaker, deps.now);
     this.#log = deps.log.child({ component: "deliverer", owner: options.owner });
+    this.#aheadPerSlot = Math.max(0, Math.floor(options.aheadPerSlot ?? AHEAD_PER_SLOT));
+    this.#maxReadyMs = options.leaseMs * READY_SHARE;
   }
 
   get breakerState(): CircuitBreaker["state"] {
@@ -69,6 +113,11 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** Claims made ahead, waiting for a slot. */
+  get ready(): number {
+    return this.#ready.length;
   }
 
   /** Whether a request should wait for an outcome: not while 1C is considered down. */
@@ -84,14 +133,18 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     // recovery from an outage, are claimed now too, but in batches, not one statement each.
     this.#unwatch = this.#deps.register.watch((change) => {
       if (change.kind === "settled") return;
+      this.#aheadDry = false;
       if (change.kind === "rescheduled" || change.remote === true) this.wake();
       else this.expedite(change.sender, change.eventId);
     });
-    this.#timer = setInterval(() => this.wake(), this.#options.pollMs);
+    this.#timer = setInterval(() => {
+      this.#aheadDry = false;
+      this.wake();
+    }, this.#options.pollMs);
     this.wake();
   }
 
-  /** Stops claiming and waits for the calls in flight to write their outcome. */
+  /** Stops claiming, gives back the ready claims, and waits for the calls in flight to write their outcome. */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#unwatch?.();
@@ -99,6 +152,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#timer = undefined;
     clearTimeout(this.#probeTimer);
     await this.#pumping;
+    this.#releaseReady("the deliverer is stopping");
     await this.idle();
   }
 
@@ -139,6 +193,9 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   async #fill(): Promise<void> {
+    // An event someone waits for that is ready here already goes first.
+    for (const key of this.#expedite) this.#hurry(key);
+    this.#startReady();
     // All at once, not one after another: on SQLite they share one commit, on PostgreSQL the pool's
     // connections. Those beyond the free slots are claimed with the rest when a slot frees. An event
     // already being attempted here (claimed meanwhile with all that is due) needs no claim of its own.
@@ -150,12 +207,82 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         return this.#claimAndStart({ sender, eventId }, 1);
       }),
     );
-    let room = this.#room();
-    while (room > 0) {
-      const claimed = await this.#claimAndStart(undefined, room);
-      if (claimed < room) break;
-      room = this.#room();
+    // Free slots take just-in-time claims, started at once, then the ready claims are topped up: after
+    // them, so that the slots get the oldest events. Once all slots are busy, a slot that frees takes a
+    // ready claim, and only the claim ahead is left, written with the outcomes of the turn.
+    for (;;) {
+      this.#startReady();
+      const room = this.#room();
+      const started = room > 0 ? await this.#claimAndStart(undefined, room) : 0;
+      if (started < room) break; // nothing more is due
+      const ahead = this.#aheadWanted();
+      if (ahead === 0) {
+        if (room === 0) break;
+        continue;
+      }
+      if ((await this.#claimAhead(ahead)) < ahead) {
+        this.#aheadDry = true;
+        break;
+      }
     }
+    this.#startReady();
+  }
+
+  /** How many claims to make ahead now: none while stopping, while 1C fails or is slow, or when nothing more is due. */
+  #aheadWanted(): number {
+    if (this.#stopped || this.#aheadDry || this.#aheadPerSlot === 0 || this.#breaker.state !== "closed") return 0;
+    // A ready claim waits about aheadPerSlot calls for its slot: that must stay well inside its lease.
+    if (this.#callMs * this.#aheadPerSlot > this.#maxReadyMs / 2) return 0;
+    return Math.max(0, this.#options.concurrency * this.#aheadPerSlot - this.#ready.length);
+  }
+
+  /** Someone waits for this event: if it is ready here, it is called next. */
+  #hurry(key: string): void {
+    const at = this.#ready.findIndex((ready) => ready.key === key);
+    if (at <= 0) return;
+    const [ready] = this.#ready.splice(at, 1);
+    if (ready !== undefined) this.#ready.unshift(ready);
+  }
+
+  /** Free slots take ready claims, at once; one that waited too long for its lease is given back instead. */
+  #startReady(): void {
+    while (this.#ready.length > 0 && this.#room() > 0) {
+      const ready = this.#ready.shift() as ReadyClaim;
+      if (performance.now() - ready.askedAt > this.#maxReadyMs) this.#release(ready, "it waited too long for a slot");
+      else this.#start(ready.claim);
+    }
+  }
+
+  #releaseReady(why: string): void {
+    for (const ready of this.#ready.splice(0)) this.#release(ready, why);
+  }
+
+  /** Gives a ready claim back unsent (port.ts, Release): the claim is undone, the event due as before. */
+  #release(ready: ReadyClaim, why: string): void {
+    const now = this.#deps.now();
+    const releasing: Promise<void> = this.#deps.register
+      .settle(
+        ready.claim.lease,
+        { status: EventStatus.PROCESSING },
+        { startedAt: now, durationMs: 0, outcome: "released", detail: why },
+        now,
+      )
+      .then(
+        (released) => {
+          if (released !== undefined)
+            this.#log.debug({ event_id: ready.claim.record.eventId, why }, "ready claim given back");
+        },
+        (error: unknown) =>
+          this.#log.error(
+            { err: error, event_id: ready.claim.record.eventId },
+            "ready claim not given back; its lease will expire",
+          ),
+      )
+      .finally(() => {
+        this.#attempting.delete(ready.key);
+        this.#inFlight.delete(releasing);
+      });
+    this.#inFlight.add(releasing);
   }
 
   #room(): number {
@@ -164,15 +291,33 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   async #claimAndStart(only: { sender: string; eventId: string } | undefined, limit: number): Promise<number> {
-    const claims = await this.#deps.register.claim({
+    const claims = await this.#claim("just_in_time", limit, only);
+    for (const claim of claims) this.#start(claim);
+    return claims.length;
+  }
+
+  async #claimAhead(limit: number): Promise<number> {
+    const askedAt = performance.now();
+    const claims = await this.#claim("ahead", limit, undefined);
+    for (const claim of claims) {
+      const key = keyOf(claim.record.sender, claim.record.eventId);
+      this.#attempting.add(key);
+      this.#ready.push({ claim, key, askedAt });
+    }
+    // The breaker opened meanwhile: given back now. Stopped meanwhile: stop() gives them back.
+    if (this.#breaker.state === "open") this.#releaseReady("1C is failing (breaker open)");
+    return claims.length;
+  }
+
+  #claim(kind: AttemptKind, limit: number, only: { sender: string; eventId: string } | undefined): Promise<Claim[]> {
+    return this.#deps.register.claim({
       owner: this.#options.owner,
       now: this.#deps.now(),
       leaseMs: this.#options.leaseMs,
       limit,
       ...(only === undefined ? {} : { only }),
+      ...(kind === "ahead" ? { kind } : {}),
     });
-    for (const claim of claims) this.#start(claim);
-    return claims.length;
   }
 
   #start(claim: Claim): void {
@@ -181,14 +326,18 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#breaker.onStart();
     this.#calling++;
     let calling = true;
+    const startedAt = performance.now();
     // 1C is done with this attempt: the breaker learns how it went, and the slot goes to the next
-    // claim, which is then written in the same group commit as this attempt's outcome.
+    // claim: a ready one at once, or one written in the same group commit as this attempt's outcome.
     const callsDone = (onecAnswered: boolean | undefined): void => {
       if (!calling) return;
       calling = false;
       this.#calling--;
+      const callMs = performance.now() - startedAt;
+      this.#callMs += (callMs - this.#callMs) * CALL_MS_WEIGHT;
       if (onecAnswered === false) this.#recordFailure();
       else if (onecAnswered === true && this.#breaker.onSuccess()) this.#recovered();
+      this.#startReady();
       this.wake();
     };
     const running: Promise<void> = attemptDelivery(this.#deps, claim, callsDone)
@@ -220,6 +369,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#breaker.onFailure();
     const reopenAt = this.#breaker.openUntil;
     if (reopenAt === undefined) return;
+    // No call goes out before the cooldown ends: the ready claims would only age.
+    this.#releaseReady("1C is failing (breaker open)");
     if (before !== "open") this.#log.warn({ reopen_at: new Date(reopenAt).toISOString() }, "1C failing: breaker open");
     // The probe goes out when the cooldown ends, not at the next poll.
     clearTimeout(this.#probeTimer);

@@ -45,12 +45,26 @@ export function nextAttemptDelayMs(
 export type AttemptPlan = { kind: "deliver" } | { kind: "ask"; ending: FinalSettlement };
 
 /**
+ * The attempts before this one that started and never finished: the process
+ * died during them (or their lease was lost). `lostAhead` of them were claimed
+ * ahead (port.ts, AttemptKind): those may have died waiting for a slot, never
+ * calling 1C, and are not counted, but only one of them ever is forgiven. An
+ * event with one is never claimed ahead again, so no more can come, whatever
+ * the register says.
+ */
+export function unfinishedAttempts(claimed: EventRecord, lostAhead = 0): number {
+  return claimed.attempts - 1 - claimed.finishedAttempts - Math.min(1, Math.max(0, lostAhead));
+}
+
+/**
  * Decided on the claimed record, whose counters already include this attempt.
  * A poison event (its calls keep dying with the process) is never sent again;
  * 1C is asked instead, which costs it a lookup and cannot crash us the same way.
+ * `lostAhead`: see unfinishedAttempts. A poison event is stopped after at most
+ * maxUnfinishedAttempts + 1 deaths, the first of them forgiven if it was claimed ahead.
  */
-export function planAttempt(policy: DeliveryPolicy, claimed: EventRecord): AttemptPlan {
-  const unfinished = claimed.attempts - 1 - claimed.finishedAttempts;
+export function planAttempt(policy: DeliveryPolicy, claimed: EventRecord, lostAhead = 0): AttemptPlan {
+  const unfinished = unfinishedAttempts(claimed, lostAhead);
   if (unfinished >= policy.maxUnfinishedAttempts) {
     return {
       kind: "ask",

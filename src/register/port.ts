@@ -39,13 +39,17 @@ export interface EventQueue {
    * in one short write transaction, and opens an attempt row for each. Every
    * claimed event gets an attempt: what it does (send, or ask 1C before
    * stopping) is the delivery policy's call, made on the claimed record.
+   * A claim of kind "ahead" takes only events none of whose attempts was
+   * lost (every attempt since the last replay finished, and no attempt
+   * claimed ahead ever left unfinished): see AttemptKind.
    */
   claim(request: ClaimRequest): Promise<Claim[]>;
 
   /**
    * Writes the outcome of one attempt, only if `lease` is still the newest
    * claim (fencing token). The attempt's own history row is written either way.
-   * Returns the updated record, or undefined when the lease was lost.
+   * Returns the updated record, or undefined when the lease was lost. A
+   * Release gives an unsent claim back the same way.
    */
   settle(lease: Lease, settlement: Settlement, report: AttemptReport, now: number): Promise<EventRecord | undefined>;
 
@@ -223,7 +227,19 @@ export interface ClaimRequest {
   limit: number;
   /** Claim this one event only (a request is waiting for it), if it is due. */
   only?: { sender: string; eventId: string };
+  /** The attempts' kind; "just_in_time" when absent, and always with `only`. */
+  kind?: AttemptKind;
 }
+
+/**
+ * How an attempt was claimed. "just_in_time": for a free call slot, called at
+ * once. "ahead": to wait, claimed, for a slot to free (the deliverer's ready
+ * claims), so that a slot's next call need not wait for a claim's commit.
+ * An ahead attempt left unfinished by a process that died may never have
+ * reached 1C: the poison rule does not count it (at most one per event,
+ * planAttempt), and the event is never claimed ahead again.
+ */
+export type AttemptKind = "just_in_time" | "ahead";
 
 export interface Claim {
   record: EventRecord;
@@ -245,9 +261,19 @@ export type FinalSettlement = {
   response: ResponseSnapshot;
 };
 
+/**
+ * A claim given back unsent (an ahead claim the deliverer will not call: it is
+ * stopping, 1C is failing, or the claim waited too long): the claim is undone
+ * under its fence. The event is pending and due as it was before (its status
+ * too), its counters are back where they were, and its attempt row is gone:
+ * nothing was sent. Only the lease token stays advanced, as fencing needs.
+ */
+export type Release = { status: typeof EventStatus.PROCESSING };
+
 export type Settlement =
   | { status: typeof EventStatus.SUCCEEDED; order: OnecOrder; response: ResponseSnapshot }
   | FinalSettlement
+  | Release
   | {
       status: typeof EventStatus.FAILED_RETRYABLE;
       error: string;
@@ -280,6 +306,8 @@ export interface AttemptRecord {
   detail: string | null;
   /** False when the lease was lost before the outcome could be written. */
   applied: boolean | null;
+  /** Absent in an export written before attempts had kinds: "just_in_time". */
+  kind?: AttemptKind;
 }
 
 export interface ReplayRequest {

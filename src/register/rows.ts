@@ -1,5 +1,5 @@
 import type { EventStatus } from "../domain/event-status.ts";
-import type { AttemptRecord, Claim, ConsoleSession, EventRecord, ReplayRecord } from "./port.ts";
+import type { AttemptKind, AttemptRecord, Claim, ConsoleSession, EventRecord, ReplayRecord } from "./port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with
@@ -57,6 +57,8 @@ export const ATTEMPT_COLUMNS = {
   error_class: "text?",
   detail: "text?",
   applied: "flag?",
+  /** port.ts AttemptKind (migration 0005). */
+  kind: "text",
 } as const satisfies Record<string, ColumnType>;
 
 /** event_replays without its key (id, sender, event_id). */
@@ -81,7 +83,7 @@ export const SESSION_COLUMNS = {
 } as const satisfies Record<string, ColumnType>;
 
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
-export type AttemptRow = RowOf<typeof ATTEMPT_COLUMNS>;
+export type AttemptRow = Omit<RowOf<typeof ATTEMPT_COLUMNS>, "kind"> & { kind: AttemptKind };
 export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
 export type SessionRow = RowOf<typeof SESSION_COLUMNS>;
 
@@ -205,11 +207,13 @@ export function toRow(record: EventRecord): EventRow {
 }
 
 export function toAttempt(row: AttemptRow): AttemptRecord {
-  return recordOf(ATTEMPT_COLUMNS, row);
+  return { ...recordOf(ATTEMPT_COLUMNS, row), kind: row.kind };
 }
 
+/** An attempt from an export that predates kinds was claimed just in time: nothing else existed. */
 export function attemptRow(attempt: AttemptRecord): AttemptRow {
-  return rowOf(ATTEMPT_COLUMNS, attempt);
+  const kind = attempt.kind ?? "just_in_time";
+  return { ...rowOf(ATTEMPT_COLUMNS, { ...attempt, kind }), kind };
 }
 
 export function toReplay(row: ReplayRow): ReplayRecord {

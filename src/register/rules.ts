@@ -1,5 +1,13 @@
 import { EventStatus, FINISHED_STATUSES, PENDING_STATUSES } from "../domain/event-status.ts";
-import type { AttemptReport, EventSnapshot, ReplayRequest, Settlement } from "./port.ts";
+import type {
+  AttemptKind,
+  AttemptReport,
+  ClaimRequest,
+  EventSnapshot,
+  Release,
+  ReplayRequest,
+  Settlement,
+} from "./port.ts";
 import { type AttemptRow, attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
 
 /**
@@ -16,6 +24,41 @@ function statusIn(statuses: readonly EventStatus[]): string {
 export const PENDING_SQL = statusIn(PENDING_STATUSES);
 export const FINISHED_SQL = statusIn(FINISHED_STATUSES);
 
+/**
+ * What a claim of kind "ahead" adds to due (port.ts, AttemptKind): every
+ * attempt since the last replay finished, and no attempt claimed ahead was
+ * ever left unfinished. So an event gets at most one ahead attempt the poison
+ * rule does not count (planAttempt), and one whose calls died is claimed only
+ * when a slot is free for it. Spelled on inbound_events without an alias; the
+ * subquery is served by delivery_attempts' (sender, event_id, lease_token) key.
+ */
+export const AHEAD_SQL = `inbound_events.attempts = inbound_events.finished_attempts
+  AND NOT EXISTS (SELECT 1 FROM delivery_attempts lost
+                   WHERE lost.sender = inbound_events.sender AND lost.event_id = inbound_events.event_id
+                     AND lost.kind = 'ahead' AND lost.finished_at IS NULL)`;
+
+/** A claim's attempts' kind: a claim of one event is for a caller waiting on it, always just in time. */
+export function claimKind(request: ClaimRequest): AttemptKind {
+  return request.only === undefined ? (request.kind ?? "just_in_time") : "just_in_time";
+}
+
+/**
+ * What a release (port.ts, Release) writes over its event, under the fence:
+ * the claim undone. The status comes back from last_error: an event claimed
+ * ahead had no attempt die (AHEAD_SQL), so it was FAILED_RETRYABLE exactly
+ * when an outcome had left it an error, PROCESSING when new or replayed.
+ * Its attempt row is deleted with it.
+ */
+export const RELEASED_SET = `status = CASE WHEN last_error IS NULL THEN 'PROCESSING' ELSE 'FAILED_RETRYABLE' END,
+       attempts = attempts - 1, round_attempts = round_attempts - 1, lease_owner = NULL, lease_until = NULL`;
+
+export function isRelease(settlement: Settlement): settlement is Release {
+  return settlement.status === EventStatus.PROCESSING;
+}
+
+/** An outcome: a settlement that is not a release. */
+export type Outcome = Exclude<Settlement, Release>;
+
 /** The columns an outcome writes over its event; the lease's release (settleReleases) comes with every one. */
 export type SettledColumns = Pick<EventRow, "status" | "next_attempt_at"> &
   Partial<
@@ -30,7 +73,7 @@ export type SettledColumns = Pick<EventRow, "status" | "next_attempt_at"> &
  * equals the settler's and the event is still pending); the attempt's own row
  * is written either way, with `applied` saying whether the outcome landed.
  */
-export function settledColumns(settlement: Settlement): SettledColumns {
+export function settledColumns(settlement: Outcome): SettledColumns {
   switch (settlement.status) {
     case EventStatus.SUCCEEDED:
       return {
@@ -67,7 +110,7 @@ export function settledColumns(settlement: Settlement): SettledColumns {
  * the attempt counts as finished, and an attempt the event is not to blame for
  * (bad credentials: `charged` false) is given back to its budget.
  */
-export function settleReleases(settlement: Settlement): { refund: 0 | 1 } {
+export function settleReleases(settlement: Outcome): { refund: 0 | 1 } {
   return { refund: settlement.status === EventStatus.FAILED_RETRYABLE && !settlement.charged ? 1 : 0 };
 }
 

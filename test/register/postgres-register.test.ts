@@ -89,6 +89,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       { version: 2, name: "0002_rate_limit" },
       { version: 3, name: "0003_console" },
       { version: 4, name: "0004_console_sessions" },
+      { version: 5, name: "0005_attempt_kind" },
     ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([

@@ -11,7 +11,18 @@ import type {
   Settlement,
 } from "../port.ts";
 import { ATTEMPT_COLUMNS, type AttemptRow, type EventRow, REPLAY_COLUMNS, type ReplayRow } from "../rows.ts";
-import { FINISHED_SQL, PENDING_SQL, replayAudit, replayedColumns, settledColumns, settleReleases } from "../rules.ts";
+import {
+  AHEAD_SQL,
+  claimKind,
+  FINISHED_SQL,
+  isRelease,
+  PENDING_SQL,
+  RELEASED_SET,
+  replayAudit,
+  replayedColumns,
+  settledColumns,
+  settleReleases,
+} from "../rules.ts";
 
 /**
  * Every SQL statement of the PostgreSQL register (migrations aside).
@@ -127,11 +138,18 @@ export type ClaimParams = ClaimRequest & At;
 /**
  * One statement per batch: lock due rows nobody else is locking (SKIP LOCKED:
  * concurrent claimers take different events instead of queueing), lease them
- * with a new fencing token, and open their attempt rows.
+ * with a new fencing token, and open their attempt rows of the claim's kind
+ * (a claim ahead takes only the events rules.ts, AHEAD_SQL, allows).
  */
 export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
   const now = nowOf(db, p);
-  const which = p.only === undefined ? db`` : db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`;
+  const kind = claimKind(p);
+  const which =
+    p.only !== undefined
+      ? db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`
+      : kind === "ahead"
+        ? db`AND ${db.unsafe(AHEAD_SQL)}`
+        : db``;
   return db<EventRow[]>`
     WITH due AS (
       SELECT sender, event_id FROM inbound_events
@@ -148,8 +166,8 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
        WHERE e.sender = due.sender AND e.event_id = due.event_id
       RETURNING e.*),
     opened AS (
-      INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at)
-      SELECT sender, event_id, attempts, lease_token, ${p.owner}, ${now} FROM claimed)
+      INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at, kind)
+      SELECT sender, event_id, attempts, lease_token, ${p.owner}, ${now}, ${kind} FROM claimed)
     SELECT * FROM claimed ORDER BY next_attempt_at, received_at, sender, event_id`;
 }
 
@@ -166,11 +184,25 @@ export interface SettleParams extends At {
 /**
  * Writes the outcome (rules.ts, settledColumns) only under the newest lease
  * (fencing), and the attempt's own row either way, with `applied` saying
- * which: one statement.
+ * which: one statement. A release (rules.ts, RELEASED_SET) undoes the claim
+ * and deletes its attempt row, under the fence too.
  */
 export async function settleEvent(db: Db, p: SettleParams): Promise<EventRow | undefined> {
   const now = nowOf(db, p);
   const { sender, eventId, token } = p.lease;
+  if (isRelease(p.settlement)) {
+    const released = await db<EventRow[]>`
+      WITH released AS (
+        UPDATE inbound_events SET ${db.unsafe(RELEASED_SET)}, updated_at = ${now}
+         WHERE sender = ${sender} AND event_id = ${eventId} AND lease_token = ${token} AND ${pending(db)}
+        RETURNING *),
+      unsent AS (
+        DELETE FROM delivery_attempts
+         WHERE sender = ${sender} AND event_id = ${eventId} AND lease_token = ${token}
+           AND EXISTS (SELECT 1 FROM released))
+      SELECT * FROM released`;
+    return released[0];
+  }
   const { next_attempt_at: nextAttemptAt, ...columns } = settledColumns(p.settlement);
   const next = nextAttemptAt === null ? db`NULL` : db`${now} + ${retryDelay(nextAttemptAt, p)}::bigint`;
   const rows = await db<EventRow[]>`

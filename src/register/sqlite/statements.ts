@@ -9,7 +9,7 @@ import {
   REPLAY_COLUMNS,
   type ReplayRow,
 } from "../rows.ts";
-import { FINISHED_SQL, PENDING_SQL } from "../rules.ts";
+import { AHEAD_SQL, FINISHED_SQL, PENDING_SQL, RELEASED_SET } from "../rules.ts";
 
 /**
  * The register's SQL on SQLite (the sessions' is in session-statements.ts),
@@ -71,6 +71,10 @@ export function prepareStatements(db: Database.Database) {
     selectDue: db.prepare(`
       SELECT * FROM inbound_events INDEXED BY inbound_events_due WHERE ${DUE}
        ORDER BY next_attempt_at, received_at LIMIT @limit`) as Statement<EventRow>,
+    /** selectDue for a claim ahead (rules.ts, AHEAD_SQL). */
+    selectDueAhead: db.prepare(`
+      SELECT * FROM inbound_events INDEXED BY inbound_events_due WHERE ${DUE} AND ${AHEAD_SQL}
+       ORDER BY next_attempt_at, received_at LIMIT @limit`) as Statement<EventRow>,
     selectDueOne: db.prepare(`SELECT * FROM inbound_events WHERE ${KEY} AND ${DUE}`) as Statement<EventRow>,
     claim: db.prepare(`
       UPDATE inbound_events
@@ -86,12 +90,18 @@ export function prepareStatements(db: Database.Database) {
            round_attempts = round_attempts - @refund, updated_at = @now
          WHERE ${KEY} AND lease_token = @token AND ${PENDING_SQL}`,
       ),
+    /** rules.ts, RELEASED_SET, under the fence; the attempt row goes with deleteAttempt. */
+    release: db.prepare(`
+      UPDATE inbound_events SET ${RELEASED_SET}, updated_at = @now
+       WHERE ${KEY} AND lease_token = @token AND ${PENDING_SQL}
+      RETURNING *`) as Statement<EventRow>,
+    deleteAttempt: db.prepare(`DELETE FROM delivery_attempts WHERE ${KEY} AND lease_token = @token`),
     bringForward: db.prepare(`
       UPDATE inbound_events SET next_attempt_at = @now, updated_at = @now
        WHERE status = 'FAILED_RETRYABLE' AND next_attempt_at > @now AND (lease_until IS NULL OR lease_until <= @now)`),
     insertAttempt: db.prepare(`
-      INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at)
-      VALUES (@sender, @eventId, @attempt, @leaseToken, @worker, @startedAt)`),
+      INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at, kind)
+      VALUES (@sender, @eventId, @attempt, @leaseToken, @worker, @startedAt, @kind)`),
     finishAttempt: db.prepare(`
       UPDATE delivery_attempts
          SET finished_at = @now, duration_ms = @durationMs, outcome = @outcome, http_status = @httpStatus,

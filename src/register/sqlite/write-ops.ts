@@ -11,8 +11,10 @@ import type {
 } from "../port.ts";
 import type { EventRow } from "../rows.ts";
 import {
+  claimKind,
   finishedAttempt,
   type ImportRows,
+  isRelease,
   replayAudit,
   replayedColumns,
   replayRefusal,
@@ -38,10 +40,11 @@ export const writeOps = {
 
   claim(sql: WriteStatements, request: ClaimRequest): EventRow[] {
     const { now, owner } = request;
+    const kind = claimKind(request);
     const candidates =
-      request.only === undefined
-        ? sql.events.selectDue.all({ now, limit: request.limit })
-        : sql.events.selectDueOne.all({ now, ...request.only });
+      request.only !== undefined
+        ? sql.events.selectDueOne.all({ now, ...request.only })
+        : (kind === "ahead" ? sql.events.selectDueAhead : sql.events.selectDue).all({ now, limit: request.limit });
     const claimed: EventRow[] = [];
     for (const row of candidates) {
       const key = { sender: row.sender, eventId: row.event_id };
@@ -53,6 +56,7 @@ export const writeOps = {
         leaseToken: taken.lease_token,
         worker: owner,
         startedAt: now,
+        kind,
       });
       claimed.push(taken);
     }
@@ -64,6 +68,11 @@ export const writeOps = {
     { lease, settlement, report, now }: { lease: Lease; settlement: Settlement; report: AttemptReport; now: number },
   ): EventRow | undefined {
     const key = { sender: lease.sender, eventId: lease.eventId, token: lease.token, now };
+    if (isRelease(settlement)) {
+      const released = sql.events.release.get(key);
+      if (released !== undefined) sql.events.deleteAttempt.run(key);
+      return released;
+    }
     const columns = settledColumns(settlement);
     const settled = sql.events.settle(columns).get({ ...key, ...columns, ...settleReleases(settlement) });
     sql.events.finishAttempt.run({ ...key, ...finishedAttempt(report), applied: settled === undefined ? 0 : 1 });
