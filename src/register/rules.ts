@@ -25,17 +25,28 @@ export const PENDING_SQL = statusIn(PENDING_STATUSES);
 export const FINISHED_SQL = statusIn(FINISHED_STATUSES);
 
 /**
- * What a claim of kind "ahead" adds to due (port.ts, AttemptKind): every
- * attempt since the last replay finished, and no attempt claimed ahead was
- * ever left unfinished. So an event gets at most one ahead attempt the poison
- * rule does not count (planAttempt), and one whose calls died is claimed only
- * when a slot is free for it. Spelled on inbound_events without an alias; the
- * subquery is served by delivery_attempts' (sender, event_id, lease_token) key.
+ * What a claim of kind "ahead" adds to due (port.ts, AttemptKind), in two
+ * parts: every attempt since the last replay finished (allFinishedSql), and
+ * no attempt claimed ahead was ever left unfinished (noLostAheadSql). So an
+ * event gets at most one ahead attempt the poison rule does not count
+ * (planAttempt), and one whose calls died is claimed only when a slot is free
+ * for it. The second part's subquery is served by delivery_attempts'
+ * (sender, event_id, lease_token) key.
  */
-export const AHEAD_SQL = `inbound_events.attempts = inbound_events.finished_attempts
-  AND NOT EXISTS (SELECT 1 FROM delivery_attempts lost
-                   WHERE lost.sender = inbound_events.sender AND lost.event_id = inbound_events.event_id
-                     AND lost.kind = 'ahead' AND lost.finished_at IS NULL)`;
+export function allFinishedSql(row: string): string {
+  return `${row}.attempts = ${row}.finished_attempts`;
+}
+
+/**
+ * No attempt of the event `row` names (a table or its alias, with sender,
+ * event_id and attempts) was claimed ahead and left unfinished. An event never
+ * claimed has none to look up: the common case costs no subquery.
+ */
+export function noLostAheadSql(row: string): string {
+  return `(${row}.attempts = 0 OR NOT EXISTS (SELECT 1 FROM delivery_attempts lost
+                       WHERE lost.sender = ${row}.sender AND lost.event_id = ${row}.event_id
+                         AND lost.kind = 'ahead' AND lost.finished_at IS NULL))`;
+}
 
 /** A claim's attempts' kind: a claim of one event is for a caller waiting on it, always just in time. */
 export function claimKind(request: ClaimRequest): AttemptKind {
@@ -45,7 +56,7 @@ export function claimKind(request: ClaimRequest): AttemptKind {
 /**
  * What a release (port.ts, Release) writes over its event, under the fence:
  * the claim undone. The status comes back from last_error: an event claimed
- * ahead had no attempt die (AHEAD_SQL), so it was FAILED_RETRYABLE exactly
+ * ahead had no attempt die (allFinishedSql), so it was FAILED_RETRYABLE exactly
  * when an outcome had left it an error, PROCESSING when new or replayed.
  * Its attempt row is deleted with it.
  */

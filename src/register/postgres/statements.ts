@@ -12,10 +12,11 @@ import type {
 } from "../port.ts";
 import { ATTEMPT_COLUMNS, type AttemptRow, type EventRow, REPLAY_COLUMNS, type ReplayRow } from "../rows.ts";
 import {
-  AHEAD_SQL,
+  allFinishedSql,
   claimKind,
   FINISHED_SQL,
   isRelease,
+  noLostAheadSql,
   PENDING_SQL,
   RELEASED_SET,
   replayAudit,
@@ -139,20 +140,22 @@ export type ClaimParams = ClaimRequest & At;
  * One statement per batch: lock due rows nobody else is locking (SKIP LOCKED:
  * concurrent claimers take different events instead of queueing), lease them
  * with a new fencing token, and open their attempt rows of the claim's kind
- * (a claim ahead takes only the events rules.ts, AHEAD_SQL, allows).
+ * (a claim ahead takes only the events rules.ts allows, and may come back
+ * with fewer than its limit when some of the oldest due are not allowed).
  */
 export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
   const now = nowOf(db, p);
   const kind = claimKind(p);
-  const which =
-    p.only !== undefined
-      ? db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`
-      : kind === "ahead"
-        ? db`AND ${db.unsafe(AHEAD_SQL)}`
-        : db``;
+  const which = p.only === undefined ? db`` : db`AND sender = ${p.only.sender} AND event_id = ${p.only.eventId}`;
+  // A claim ahead's conditions apply to the rows the limit took, not in the search for them: with
+  // attempts = finished_attempts there, the planner's guess of its selectivity makes it sort every due
+  // row instead of reading the due index in order (0.2 ms → 37 ms on 10 000), and the subquery on
+  // delivery_attempts would run once per due row. So a claim ahead may return fewer than it could.
+  const ahead =
+    kind === "ahead" ? db`AND ${db.unsafe(allFinishedSql("due"))} AND ${db.unsafe(noLostAheadSql("due"))}` : db``;
   return db<EventRow[]>`
     WITH due AS (
-      SELECT sender, event_id FROM inbound_events
+      SELECT sender, event_id, attempts, finished_attempts FROM inbound_events
        WHERE ${due(db, p)} ${which}
        ORDER BY next_attempt_at, received_at
        LIMIT ${p.limit}
@@ -163,7 +166,7 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<EventRow[]> {
              lease_owner = ${p.owner}, lease_token = e.lease_token + 1, lease_until = ${now} + ${p.leaseMs}::bigint,
              updated_at = ${now}
         FROM due
-       WHERE e.sender = due.sender AND e.event_id = due.event_id
+       WHERE e.sender = due.sender AND e.event_id = due.event_id ${ahead}
       RETURNING e.*),
     opened AS (
       INSERT INTO delivery_attempts (sender, event_id, attempt, lease_token, worker, started_at, kind)

@@ -9,7 +9,7 @@ import {
   REPLAY_COLUMNS,
   type ReplayRow,
 } from "../rows.ts";
-import { AHEAD_SQL, FINISHED_SQL, PENDING_SQL, RELEASED_SET } from "../rules.ts";
+import { allFinishedSql, FINISHED_SQL, noLostAheadSql, PENDING_SQL, RELEASED_SET } from "../rules.ts";
 
 /**
  * The register's SQL on SQLite (the sessions' is in session-statements.ts),
@@ -71,9 +71,10 @@ export function prepareStatements(db: Database.Database) {
     selectDue: db.prepare(`
       SELECT * FROM inbound_events INDEXED BY inbound_events_due WHERE ${DUE}
        ORDER BY next_attempt_at, received_at LIMIT @limit`) as Statement<EventRow>,
-    /** selectDue for a claim ahead (rules.ts, AHEAD_SQL). */
+    /** selectDue for a claim ahead (rules.ts, allFinishedSql and noLostAheadSql), walking the due index in order. */
     selectDueAhead: db.prepare(`
-      SELECT * FROM inbound_events INDEXED BY inbound_events_due WHERE ${DUE} AND ${AHEAD_SQL}
+      SELECT * FROM inbound_events INDEXED BY inbound_events_due
+       WHERE ${DUE} AND ${allFinishedSql("inbound_events")} AND ${noLostAheadSql("inbound_events")}
        ORDER BY next_attempt_at, received_at LIMIT @limit`) as Statement<EventRow>,
     selectDueOne: db.prepare(`SELECT * FROM inbound_events WHERE ${KEY} AND ${DUE}`) as Statement<EventRow>,
     claim: db.prepare(`
