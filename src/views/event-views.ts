@@ -1,10 +1,17 @@
 import { EventStatus } from "../domain/event-status.ts";
-import type { AttemptRecord, EventRecord, ReplayRecord } from "../register/port.ts";
+import type { AttemptKind, AttemptRecord, EventRecord, ReplayRecord } from "../register/port.ts";
 
 /**
  * How an event, its attempts and its replays look on the wire and on the
  * command line: one shape for the status URL, the admin API and the CLI.
  */
+
+/**
+ * Every AttemptKind, as the views, the OpenAPI document and `gateway export`
+ * spell them; the Record makes a kind added to the port fail to compile here.
+ */
+const KIND_TABLE: Record<AttemptKind, true> = { just_in_time: true, ahead: true };
+export const ATTEMPT_KINDS: readonly AttemptKind[] = Object.keys(KIND_TABLE) as AttemptKind[];
 
 /** The status resource: what an administrator or a sender sees when polling. */
 export function statusView(record: EventRecord): Record<string, unknown> {
@@ -36,6 +43,7 @@ export function attemptView(attempt: AttemptRecord): Record<string, unknown> {
     detail: attempt.detail,
     worker: attempt.worker,
     applied: attempt.applied,
+    kind: attempt.kind ?? "just_in_time",
   };
 }
 

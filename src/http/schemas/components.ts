@@ -1,6 +1,7 @@
 import { ALL_STATUSES, EventStatus } from "../../domain/event-status.ts";
 import { orderPaidSchema } from "../../domain/validate-order-paid.ts";
 import { PROBLEM_TYPE_BASE, type ProblemKind, problems } from "../../errors/catalogue.ts";
+import { ATTEMPT_KINDS } from "../../views/event-views.ts";
 import { asJsonObject, defComponentName, schemaRef } from "../openapi/json.ts";
 import type { JsonObject, JsonValue } from "../openapi/types.ts";
 
@@ -131,6 +132,11 @@ function viewSchemas(kinds: Readonly<Record<string, ProblemKind>>): Record<strin
       applied: nullable("boolean", {
         description: "false: it finished after its lease expired and another attempt took over; kept here only.",
       }),
+      kind: {
+        enum: [...ATTEMPT_KINDS],
+        description:
+          "How the attempt was claimed. `just_in_time`: for a free call slot, and called at once. `ahead`: claimed in advance and kept ready until a slot freed. An unfinished `ahead` attempt whose process stopped may never have reached 1C: the `crash_loop` rule does not count it (at most one per event), and the event is not claimed ahead again.",
+      },
     }),
     AttemptsView: allRequired(
       {

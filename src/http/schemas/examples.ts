@@ -79,6 +79,8 @@ export function exampleData(event: JsonObject, kinds: Record<string, ProblemKind
       errorClass,
       detail,
       applied: true,
+      // One of each kind, so the example shows both.
+      kind: n === 1 ? "just_in_time" : "ahead",
     } satisfies AttemptRecord);
   const attempts = [
     asJsonObject(attempt(1, "retryable", 503, "http_503", "1C answered 503: temporarily unavailable"), "attempt"),

@@ -1,6 +1,6 @@
 import { EventStatus, isFinished } from "../../../domain/event-status.ts";
 import { REPLAY_REASON_MAX } from "../../../operations/replay-event.ts";
-import type { AttemptRecord, EventRecord, ReplayRecord } from "../../../register/port.ts";
+import type { AttemptKind, AttemptRecord, EventRecord, ReplayRecord } from "../../../register/port.ts";
 import type { EventDetails } from "../console-reads.ts";
 import { type Html, html } from "../html.ts";
 import { consolePaths } from "../paths.ts";
@@ -66,6 +66,7 @@ function attemptsSection(attempts: readonly AttemptRecord[]): Html {
 <td class="error-text">${attempt.detail ?? ""}</td>
 <td>${attempt.worker}</td>
 <td>${appliedText(attempt.applied)}</td>
+<td>${claimedText(attempt.kind)}</td>
 </tr>`,
   );
   return html`<section aria-labelledby="attempts-heading">
@@ -76,7 +77,7 @@ ${
     : html`<table class="attempts">
 <caption>Every call to 1C, oldest first</caption>
 <thead><tr><th scope="col">#</th><th scope="col">Started (UTC)</th><th scope="col">Outcome</th><th scope="col">1C code</th>
-<th scope="col">Latency</th><th scope="col">Error class</th><th scope="col">Message</th><th scope="col">Worker</th><th scope="col">Applied</th></tr></thead>
+<th scope="col">Latency</th><th scope="col">Error class</th><th scope="col">Message</th><th scope="col">Worker</th><th scope="col">Applied</th><th scope="col">Claimed</th></tr></thead>
 <tbody>
 ${rows}
 </tbody>
@@ -88,6 +89,11 @@ ${rows}
 function appliedText(applied: boolean | null): string {
   if (applied === null) return "running";
   return applied ? "applied" : "stale (lease lost; kept here only)";
+}
+
+/** "ahead": claimed before a call slot was free, and kept ready for it (port.ts, AttemptKind). */
+function claimedText(kind: AttemptKind | undefined): string {
+  return kind === "ahead" ? "ahead" : "just in time";
 }
 
 function replaysSection(replays: readonly ReplayRecord[]): Html {
