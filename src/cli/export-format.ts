@@ -3,8 +3,9 @@ import { Compile } from "typebox/compile";
 import { SENDER_ID_PATTERN } from "../config/senders.ts";
 import { ALL_STATUSES } from "../domain/event-status.ts";
 import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
-import type { AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
+import type { AttemptKind, AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
 import { type EventRow, toRecord, toRow } from "../register/rows.ts";
+import { ATTEMPT_KINDS } from "../views/event-views.ts";
 
 /**
  * The file `gateway export` writes and `gateway import` reads: NDJSON, one
@@ -17,10 +18,16 @@ import { type EventRow, toRecord, toRow } from "../register/rows.ts";
  * Keys are the register's column names; times are epoch milliseconds, as the
  * register keeps them, so nothing is rounded on the way. The end line tells a
  * complete export from one cut short. A format change bumps the version.
+ *
+ *   version 1    delivery attempts without `kind`: they were all claimed just in time
+ *   version 2    each delivery attempt has `kind`, "just_in_time" or "ahead"
  */
 
 export const EXPORT_FORMAT = "onec-order-gateway/register";
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+/** What import reads: this version and every one before it, so an older gateway's export moves forward. */
+const READABLE_VERSIONS = [1, 2] as const;
+export type ExportVersion = (typeof READABLE_VERSIONS)[number];
 
 const nullable = <T extends TSchema>(type: T) => Type.Union([type, Type.Null()]);
 const Time = Type.Integer({ minimum: 0 });
@@ -56,20 +63,22 @@ const EventColumns = Type.Object(
   { additionalProperties: false },
 );
 
+const attemptFields = {
+  attempt: Count,
+  lease_token: Count,
+  worker: Type.String(),
+  started_at: Time,
+  finished_at: nullable(Time),
+  duration_ms: nullable(Count),
+  outcome: nullable(Type.String()),
+  http_status: nullable(Type.Integer()),
+  error_class: nullable(Type.String()),
+  detail: nullable(Type.String()),
+  applied: nullable(Type.Boolean()),
+};
+const AttemptColumnsV1 = Type.Object(attemptFields, { additionalProperties: false });
 const AttemptColumns = Type.Object(
-  {
-    attempt: Count,
-    lease_token: Count,
-    worker: Type.String(),
-    started_at: Time,
-    finished_at: nullable(Time),
-    duration_ms: nullable(Count),
-    outcome: nullable(Type.String()),
-    http_status: nullable(Type.Integer()),
-    error_class: nullable(Type.String()),
-    detail: nullable(Type.String()),
-    applied: nullable(Type.Boolean()),
-  },
+  { ...attemptFields, kind: Type.Enum([...ATTEMPT_KINDS]) },
   { additionalProperties: false },
 );
 
@@ -84,15 +93,17 @@ const ReplayColumns = Type.Object(
   { additionalProperties: false },
 );
 
-const EventLine = Type.Object(
-  {
-    type: Type.Literal("event"),
-    event: EventColumns,
-    delivery_attempts: Type.Array(AttemptColumns),
-    event_replays: Type.Array(ReplayColumns),
-  },
-  { additionalProperties: false },
-);
+const eventLineOf = <A extends TSchema>(attempt: A) =>
+  Type.Object(
+    {
+      type: Type.Literal("event"),
+      event: EventColumns,
+      delivery_attempts: Type.Array(attempt),
+      event_replays: Type.Array(ReplayColumns),
+    },
+    { additionalProperties: false },
+  );
+const EventLine = eventLineOf(AttemptColumns);
 
 const HeaderLine = Type.Object({
   type: Type.Literal("header"),
@@ -107,7 +118,11 @@ const EndLine = Type.Object({ type: Type.Literal("end"), events: Count }, { addi
 type EventLine = Static<typeof EventLine>;
 type AttemptLine = Static<typeof AttemptColumns>;
 type ReplayLine = Static<typeof ReplayColumns>;
+/** An attempt as any readable version writes it: without `kind` before version 2. */
+type ReadAttempt = Static<typeof AttemptColumnsV1> & { kind?: AttemptKind };
+type ReadEventLine = Omit<EventLine, "delivery_attempts"> & { delivery_attempts: ReadAttempt[] };
 
+const eventLineV1 = Compile(eventLineOf(AttemptColumnsV1));
 const eventLine = Compile(EventLine);
 const headerLine = Compile(HeaderLine);
 const endLine = Compile(EndLine);
@@ -152,31 +167,36 @@ export class BadLine extends Error {
 /** What one line after the header holds. */
 export type ExportLine = { type: "event"; snapshot: EventSnapshot } | { type: "end"; events: number };
 
+/** The header as read: the version tells how to read the lines after it. */
+export interface ReadHeader extends ExportHeader {
+  version: ExportVersion;
+}
+
 /** The first line: refuses anything but a header of a version this gateway reads. */
-export function readHeader(text: string): ExportHeader {
+export function readHeader(text: string): ReadHeader {
   const value = parse(text);
   if (!isObject(value) || value.type !== "header" || value.format !== EXPORT_FORMAT) {
     throw new BadLine(
       `not a gateway register export: its first line must be {"type":"header","format":"${EXPORT_FORMAT}",…}`,
     );
   }
-  if (value.version !== EXPORT_VERSION) {
+  const version = READABLE_VERSIONS.find((known) => known === value.version);
+  if (version === undefined) {
     throw new BadLine(
-      `format version ${JSON.stringify(value.version)} is not one this gateway reads (it reads version ${EXPORT_VERSION}): import with the gateway version that exported it`,
+      `format version ${JSON.stringify(value.version)} is not one this gateway reads (it reads versions ${READABLE_VERSIONS.join(", ")}): import with the gateway version that exported it`,
     );
   }
   if (!headerLine.Check(value)) throw new BadLine(firstError(headerLine.Errors(value)));
-  return { exportedAt: value.exported_at, exportedFrom: value.exported_from };
+  return { exportedAt: value.exported_at, exportedFrom: value.exported_from, version };
 }
 
-/** Any line after the header. */
-export function readLine(text: string): ExportLine {
+/** Any line after the header, read as its header's `version` writes it. */
+export function readLine(text: string, version: ExportVersion): ExportLine {
   const value = parse(text);
   if (!isObject(value)) throw new BadLine("not a JSON object");
   switch (value.type) {
     case "event":
-      if (!eventLine.Check(value)) throw new BadLine(firstError(eventLine.Errors(value)));
-      return { type: "event", snapshot: snapshotOf(value) };
+      return { type: "event", snapshot: snapshotOf(checkedEvent(value, version)) };
     case "end":
       if (!endLine.Check(value)) throw new BadLine(firstError(endLine.Errors(value)));
       return { type: "end", events: value.events };
@@ -185,6 +205,16 @@ export function readLine(text: string): ExportLine {
     default:
       throw new BadLine(`"type" must be "event" or "end", got ${JSON.stringify(value.type) ?? "nothing"}`);
   }
+}
+
+/** Each version's own schema: a version 1 attempt with `kind`, or a version 2 one without, breaks the format. */
+function checkedEvent(value: unknown, version: ExportVersion): ReadEventLine {
+  if (version === 1) {
+    if (!eventLineV1.Check(value)) throw new BadLine(firstError(eventLineV1.Errors(value)));
+    return value;
+  }
+  if (!eventLine.Check(value)) throw new BadLine(firstError(eventLine.Errors(value)));
+  return value;
 }
 
 function parse(text: string): unknown {
@@ -200,7 +230,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** What the schema cannot say: the pairs the register writes together, and the fencing tokens. */
-function snapshotOf(line: EventLine): EventSnapshot {
+function snapshotOf(line: ReadEventLine): EventSnapshot {
   const row: EventRow = line.event;
   if ((row.response_status === null) !== (row.response_body === null)) {
     throw new BadLine("/event: response_status and response_body are written together: both or neither");
@@ -250,10 +280,12 @@ function attemptLine(attempt: AttemptRecord): AttemptLine {
     error_class: attempt.errorClass,
     detail: attempt.detail,
     applied: attempt.applied,
+    kind: attempt.kind ?? "just_in_time",
   };
 }
 
-function attemptRecord(line: AttemptLine): AttemptRecord {
+/** Without `kind` (version 1) the record has none either: the register takes that as just in time (port.ts). */
+function attemptRecord(line: ReadAttempt): AttemptRecord {
   return {
     attempt: line.attempt,
     leaseToken: line.lease_token,
@@ -266,6 +298,7 @@ function attemptRecord(line: AttemptLine): AttemptRecord {
     errorClass: line.error_class,
     detail: line.detail,
     applied: line.applied,
+    ...(line.kind === undefined ? {} : { kind: line.kind }),
   };
 }
 

@@ -58,7 +58,7 @@ export async function importEvents(
   const input = lines[Symbol.asyncIterator]();
   const first = await input.next();
   if (first.done === true) throw new CliFailure("the input is empty: expected what `gateway export` writes");
-  atLine(1, () => readHeader(first.value));
+  const { version } = atLine(1, () => readHeader(first.value));
   const { register, location } = await connect();
   const tally = new ImportTally();
   try {
@@ -67,7 +67,7 @@ export async function importEvents(
     for (let next = await input.next(); next.done !== true; next = await input.next()) {
       number += 1;
       if (end !== undefined) throw lineFailure(number, `a line after the end line (line ${end})`);
-      const line: ExportLine = atLine(number, () => readLine(next.value));
+      const line: ExportLine = atLine(number, () => readLine(next.value, version));
       if (line.type === "end") {
         if (line.events !== tally.events) {
           throw lineFailure(number, `the end line counts ${line.events} events, the input held ${tally.events}`);
