@@ -4,6 +4,7 @@ import { EventStatus } from "../domain/event-status.ts";
 import type { AttemptKind, Claim, EventRecord } from "../register/port.ts";
 import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
+import { DueQueue } from "./due-queue.ts";
 
 /**
  * Claims kept ready per call slot, claimed ahead (port.ts, AttemptKind), so that
@@ -86,8 +87,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #maxReadyMs: number;
   /** Running mean of 1C calls' durations: claims are made ahead only while a slot's turn is well inside a lease. */
   #callMs = 0;
-  /** A claim ahead found fewer events than it asked for: none until something new is due. */
-  #aheadDry = false;
+  readonly #due = new DueQueue();
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
@@ -133,12 +133,13 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     // recovery from an outage, are claimed now too, but in batches, not one statement each.
     this.#unwatch = this.#deps.register.watch((change) => {
       if (change.kind === "settled") return;
-      this.#aheadDry = false;
-      if (change.kind === "rescheduled" || change.remote === true) this.wake();
-      else this.expedite(change.sender, change.eventId);
+      if (change.kind === "rescheduled" || change.remote === true) {
+        this.#due.mayBeDue();
+        this.wake();
+      } else this.expedite(change.sender, change.eventId);
     });
     this.#timer = setInterval(() => {
-      this.#aheadDry = false;
+      this.#due.mayBeDue();
       this.wake();
     }, this.#options.pollMs);
     this.wake();
@@ -164,11 +165,16 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   wake(): void {
     if (this.#stopped) return;
-    void this.pump();
+    void this.#pump();
   }
 
-  /** Claims what the breaker and the free slots allow, and starts those attempts. */
+  /** Claims what is due now, whatever earlier claims found, as far as the breaker and the free slots allow. */
   pump(): Promise<void> {
+    this.#due.mayBeDue();
+    return this.#pump();
+  }
+
+  #pump(): Promise<void> {
     if (this.#pumping !== undefined) {
       this.#again = true;
       return this.#pumping;
@@ -179,7 +185,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         this.#pumping = undefined;
         if (this.#again && !this.#stopped) {
           this.#again = false;
-          void this.pump();
+          void this.#pump();
         }
       });
     return this.#pumping;
@@ -199,8 +205,11 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     // All at once, not one after another: on SQLite they share one commit, on PostgreSQL the pool's
     // connections. Those beyond the free slots are claimed with the rest when a slot frees. An event
     // already being attempted here (claimed meanwhile with all that is due) needs no claim of its own.
-    const expedited = [...this.#expedite].filter((key) => !this.#attempting.has(key)).slice(0, this.#room());
+    const waiting = [...this.#expedite].filter((key) => !this.#attempting.has(key));
+    const expedited = waiting.slice(0, this.#room());
     this.#expedite.clear();
+    // Those left over are claimed with the rest: due, whatever the last claim found.
+    if (expedited.length < waiting.length) this.#due.mayBeDue();
     await Promise.all(
       expedited.map((key) => {
         const [sender, eventId] = splitKey(key);
@@ -213,6 +222,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     for (;;) {
       this.#startReady();
       const room = this.#room();
+      if (room > 0 && this.#due.isDry("just_in_time")) break;
       const started = room > 0 ? await this.#claimAndStart(undefined, room) : 0;
       if (started < room) break; // nothing more is due
       const ahead = this.#aheadWanted();
@@ -220,17 +230,15 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         if (room === 0) break;
         continue;
       }
-      if ((await this.#claimAhead(ahead)) < ahead) {
-        this.#aheadDry = true;
-        break;
-      }
+      if ((await this.#claimAhead(ahead)) < ahead) break;
     }
     this.#startReady();
   }
 
   /** How many claims to make ahead now: none while stopping, while 1C fails or is slow, or when nothing more is due. */
   #aheadWanted(): number {
-    if (this.#stopped || this.#aheadDry || this.#aheadPerSlot === 0 || this.#breaker.state !== "closed") return 0;
+    if (this.#stopped || this.#due.isDry("ahead") || this.#aheadPerSlot === 0 || this.#breaker.state !== "closed")
+      return 0;
     // A ready claim waits about aheadPerSlot calls for its slot: that must stay well inside its lease.
     if (this.#callMs * this.#aheadPerSlot > this.#maxReadyMs / 2) return 0;
     return Math.max(0, this.#options.concurrency * this.#aheadPerSlot - this.#ready.length);
@@ -281,6 +289,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       .finally(() => {
         this.#attempting.delete(ready.key);
         this.#inFlight.delete(releasing);
+        // Due again, and another slot or instance may take it.
+        this.#due.mayBeDue();
       });
     this.#inFlight.add(releasing);
   }
@@ -291,14 +301,17 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   }
 
   async #claimAndStart(only: { sender: string; eventId: string } | undefined, limit: number): Promise<number> {
-    const claims = await this.#claim("just_in_time", limit, only);
+    const claims =
+      only === undefined
+        ? await this.#due.claim("just_in_time", limit, () => this.#claim("just_in_time", limit, undefined))
+        : await this.#claim("just_in_time", limit, only);
     for (const claim of claims) this.#start(claim);
     return claims.length;
   }
 
   async #claimAhead(limit: number): Promise<number> {
     const askedAt = performance.now();
-    const claims = await this.#claim("ahead", limit, undefined);
+    const claims = await this.#due.claim("ahead", limit, () => this.#claim("ahead", limit, undefined));
     for (const claim of claims) {
       const key = keyOf(claim.record.sender, claim.record.eventId);
       this.#attempting.add(key);
@@ -374,7 +387,13 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     if (before !== "open") this.#log.warn({ reopen_at: new Date(reopenAt).toISOString() }, "1C failing: breaker open");
     // The probe goes out when the cooldown ends, not at the next poll.
     clearTimeout(this.#probeTimer);
-    this.#probeTimer = setTimeout(() => this.wake(), Math.max(0, reopenAt - this.#deps.now()));
+    this.#probeTimer = setTimeout(
+      () => {
+        this.#due.mayBeDue();
+        this.wake();
+      },
+      Math.max(0, reopenAt - this.#deps.now()),
+    );
     this.#probeTimer.unref();
   }
 
@@ -385,6 +404,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       .bringForwardRetries(this.#deps.now())
       .then((count) => {
         if (count > 0) this.#log.info({ events: count }, "retries held back by the outage are due now");
+        this.#due.mayBeDue();
         this.wake();
       })
       .catch((error: unknown) =>

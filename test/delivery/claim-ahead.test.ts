@@ -4,7 +4,7 @@ import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.t
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
 import type { OnecOutcome } from "../../src/onec/outcome.ts";
-import type { EventRegister } from "../../src/register/port.ts";
+import type { ClaimRequest, EventRecord, EventRegister } from "../../src/register/port.ts";
 import { T0 } from "../support/records.ts";
 import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
@@ -176,5 +176,58 @@ describe.each(registerBackends())("claims made ahead by the deliverer, on $name"
     for (const eventId of ["evt-1", "evt-2", "evt-3"]) {
       expect(await kinds(eventId)).toEqual([["just_in_time", "delivered"]]);
     }
+  });
+
+  it("asks for due events no more once a claim came back short, until something may be due", async () => {
+    const asked: Array<"due" | "only"> = [];
+    const counted = new Proxy(register, {
+      get(target, property, receiver) {
+        if (property === "claim") {
+          return (request: ClaimRequest) => {
+            asked.push(request.only === undefined ? "due" : "only");
+            return target.claim(request);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { d, calls } = deliverer(async () => delivered, { concurrency: 4 }, counted);
+    const settledOnce = (eventId: string) =>
+      new Promise<void>((resolve) => {
+        const onSettled = (record: EventRecord) => {
+          if (record.eventId !== eventId) return;
+          d.off("settled", onSettled);
+          resolve();
+        };
+        d.on("settled", onSettled);
+      });
+    d.start();
+    await d.idle(); // its first look finds nothing due
+    asked.length = 0;
+
+    // Recorded here: the change notice has it claimed on its own, and its call's end asks for nothing more.
+    const first = settledOnce("evt-a");
+    await accept("evt-a");
+    await first;
+    await d.idle();
+    expect(calls).toEqual(["evt-a"]);
+    expect(asked).toEqual(["only"]);
+
+    // Recorded by another instance, which tells this one nothing: the next look (poll, pump) claims it.
+    const other = await backend.open();
+    await other.reserve({
+      sender: "default",
+      eventId: "evt-b",
+      fingerprint: "fp",
+      policyVersion: "v1",
+      body: '{"event_id":"evt-b"}',
+      correlationId: "corr-evt-b",
+      now,
+    });
+    await d.pump();
+    await d.idle();
+    expect(calls).toEqual(["evt-a", "evt-b"]);
+    expect(asked).toContain("due");
   });
 });
