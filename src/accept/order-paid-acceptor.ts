@@ -92,8 +92,9 @@ export class OrderPaidAcceptor {
     while (latest.status === EventStatus.PROCESSING && this.#worthWaiting()) {
       const left = deadline - this.#options.now();
       if (left <= 0) break;
-      await this.#settledOrTimeout(latest, Math.min(left, this.#options.pollMs));
-      latest = (await this.#register.find(record.sender, record.eventId)) ?? latest;
+      // A settle made here comes with its committed row; only a timeout or another process's settle reads again.
+      const settled = await this.#settledOrTimeout(latest, Math.min(left, this.#options.pollMs));
+      latest = settled ?? (await this.#register.find(record.sender, record.eventId)) ?? latest;
     }
     return latest;
   }
@@ -109,25 +110,29 @@ export class OrderPaidAcceptor {
   }
 
   /**
-   * Resolves when the register reports this event settled, on stop, or after
-   * `ms`. The timer is our own (never AbortSignal.timeout): a request waiting
-   * for another process's delivery has nothing else to wake it.
+   * Resolves when the register reports this event settled (with its row, when
+   * the settle was made here), on stop, or after `ms`. The timer is our own
+   * (never AbortSignal.timeout): a request waiting for another process's
+   * delivery has nothing else to wake it.
    */
-  #settledOrTimeout(record: EventRecord, ms: number): Promise<void> {
+  #settledOrTimeout(record: EventRecord, ms: number): Promise<EventRecord | undefined> {
     const stopping = this.#stopping.signal;
-    if (stopping.aborted) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
+    if (stopping.aborted) return Promise.resolve(undefined);
+    return new Promise<EventRecord | undefined>((resolve) => {
+      const done = (settled?: EventRecord) => {
         clearTimeout(timer);
-        stopping.removeEventListener("abort", done);
+        stopping.removeEventListener("abort", stopped);
         unwatch();
-        resolve();
+        resolve(settled);
       };
+      const stopped = () => done();
       const unwatch = this.#register.watch((change) => {
-        if (change.kind === "settled" && change.sender === record.sender && change.eventId === record.eventId) done();
+        if (change.kind === "settled" && change.sender === record.sender && change.eventId === record.eventId) {
+          done(change.record);
+        }
       });
-      const timer = setTimeout(done, ms);
-      stopping.addEventListener("abort", done, { once: true });
+      const timer = setTimeout(stopped, ms);
+      stopping.addEventListener("abort", stopped, { once: true });
     });
   }
 }

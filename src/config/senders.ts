@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 /**
@@ -17,8 +17,9 @@ export class SenderConfigError extends Error {
   override readonly name = "SenderConfigError";
 }
 
+/** One call, no Hash object: it runs for every request a sender makes. */
 export function sha256(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
+  return hash("sha256", text, "buffer");
 }
 
 /**

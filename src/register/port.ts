@@ -199,6 +199,12 @@ export interface EventChange {
    * waits for it, so a deliverer claims it with the rest rather than ahead of them.
    */
   remote?: true;
+  /**
+   * The row as this commit left it, for a change made in this process: a
+   * request waiting for the outcome answers from it without reading again.
+   * Never sent to other instances.
+   */
+  record?: EventRecord;
 }
 
 /** Retries held back by an outage were made due at once (bringForwardRetries): workers have work. */

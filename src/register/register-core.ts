@@ -71,7 +71,7 @@ export class RegisterCore implements port.EventRegister {
   }
 
   #changed(kind: port.EventChange["kind"], record: port.EventRecord): void {
-    this.#backend.feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status });
+    this.#backend.feed.local({ kind, sender: record.sender, eventId: record.eventId, status: record.status, record });
   }
 
   async find(sender: string, eventId: string): Promise<port.EventRecord | undefined> {

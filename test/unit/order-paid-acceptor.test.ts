@@ -184,6 +184,23 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
     expect(spy.calls.reserve).toBeUndefined();
   });
 
+  it("answers a waiting request from the row its settle committed, without reading the register", async () => {
+    const canonical = canonicalOf("evt-settled-row");
+    const recorded = new Promise<void>((resolve) => {
+      const unwatch = sqlite.watch((change) => {
+        if (change.kind !== "recorded" || change.eventId !== "evt-settled-row") return;
+        unwatch();
+        resolve();
+      });
+    });
+    const answered = accept(canonical, 5000);
+    await recorded;
+    const delivered = await deliver("evt-settled-row");
+    expect(await answered).toEqual({ kind: "event", firstAnswer: true, record: delivered });
+    // The one read is the look-up before the reservation; none follows the settle.
+    expect(spy.calls.find).toBe(1);
+  });
+
   describe("a new event whose request will wait for 1C", () => {
     interface Expedited {
       calls: number;

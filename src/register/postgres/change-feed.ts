@@ -97,7 +97,8 @@ export class PostgresChangeFeed implements ChangeFeed {
   /** A change this instance committed: told here at once, and to the other instances next. */
   local(change: RegisterChange): void {
     this.#tell(change);
-    this.#outbox.push(JSON.stringify({ ...change, origin: this.#origin }));
+    // The record stays here: other instances read what they need, and a NOTIFY payload is small.
+    this.#outbox.push(JSON.stringify({ ...change, record: undefined, origin: this.#origin }));
     this.#publishing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
   }
 
