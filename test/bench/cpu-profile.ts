@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { REST, stageOf } from "./request-budget.ts";
 
 /**
  * BENCH_PROFILE=1: the gateways and drain workers run with `--cpu-prof`, and
@@ -96,6 +97,7 @@ export function summarizeProfile(file: string, label = basename(file)): void {
   const parents = new Map(profile.nodes.flatMap((node) => (node.children ?? []).map((child) => [child, node.id])));
   const byFunction = new Map<string, number>();
   const byArea = new Map<string, number>();
+  const byStage = new Map<string, number>();
   let total = 0;
   let idle = 0;
   let at = profile.startTime;
@@ -115,6 +117,8 @@ export function summarizeProfile(file: string, label = basename(file)): void {
     const name = caller === undefined ? describe(frame) : `${describe(frame)} ← ${describe(caller)}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
     byArea.set(area(frame), (byArea.get(area(frame)) ?? 0) + micros);
+    const stage = stageOf(stack(id, frames, parents));
+    byStage.set(stage, (byStage.get(stage) ?? 0) + micros);
   });
   const busy = total - idle;
   const during = measuredWindows.length === 0 ? "" : " during the measured load";
@@ -125,6 +129,23 @@ export function summarizeProfile(file: string, label = basename(file)): void {
   );
   console.log(`  by area: ${top(byArea, 8, busy).join(", ")}`);
   for (const line of top(byFunction, TOP, busy)) console.log(`  ${line}`);
+  // Only a gateway's profile has the accept path's stages; a drain worker's would be all "the rest".
+  if (byStage.size > 1 || !byStage.has(REST)) {
+    console.log("  by stage of the accept path (the per-request budget; a sample counts for its innermost stage):");
+    for (const line of top(byStage, byStage.size, busy)) console.log(`    ${line}`);
+  }
+}
+
+/** The function names on a sample's stack, innermost first. */
+function* stack(
+  id: number,
+  frames: ReadonlyMap<number, CallFrame>,
+  parents: ReadonlyMap<number, number>,
+): Generator<string> {
+  for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+    const frame = frames.get(at);
+    if (frame !== undefined) yield frame.functionName;
+  }
 }
 
 function describe(frame: CallFrame): string {
