@@ -5,6 +5,7 @@ import type { AttemptKind, Claim, EventRecord } from "../register/port.ts";
 import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
 import { DueQueue } from "./due-queue.ts";
+import { ReadyClaims } from "./ready-claims.ts";
 
 /**
  * Claims kept ready per call slot, claimed ahead (port.ts, AttemptKind), so that
@@ -45,14 +46,6 @@ const READY_SHARE = 1 / 6;
 /** The weight of the latest call in the running mean of call durations. */
 const CALL_MS_WEIGHT = 0.2;
 
-/** A claim made ahead, waiting for a slot. */
-interface ReadyClaim {
-  claim: Claim;
-  key: string;
-  /** performance.now() when the claim was asked for: its lease started no earlier. */
-  askedAt: number;
-}
-
 export interface DelivererEvents {
   /** An event's state changed after an attempt. */
   settled: [record: EventRecord];
@@ -81,8 +74,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   #calling = 0;
   /** The events of the attempts in flight and of the ready claims: one already claimed here needs no expedited claim. */
   readonly #attempting = new Set<string>();
-  /** Claims made ahead, in the order they are to be called. */
-  readonly #ready: ReadyClaim[] = [];
+  readonly #ready: ReadyClaims;
   readonly #aheadPerSlot: number;
   readonly #maxReadyMs: number;
   /** Running mean of 1C calls' durations: claims are made ahead only while a slot's turn is well inside a lease. */
@@ -105,6 +97,21 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#log = deps.log.child({ component: "deliverer", owner: options.owner });
     this.#aheadPerSlot = Math.max(0, Math.floor(options.aheadPerSlot ?? AHEAD_PER_SLOT));
     this.#maxReadyMs = options.leaseMs * READY_SHARE;
+    this.#ready = new ReadyClaims({
+      register: deps.register,
+      log: this.#log,
+      now: deps.now,
+      maxWaitMs: this.#maxReadyMs,
+      givingBack: (key, done) => {
+        const tracked: Promise<void> = done.finally(() => {
+          this.#attempting.delete(key);
+          this.#inFlight.delete(tracked);
+          // Due again, and another slot or instance may take it.
+          this.#due.mayBeDue();
+        });
+        this.#inFlight.add(tracked);
+      },
+    });
   }
 
   get breakerState(): CircuitBreaker["state"] {
@@ -117,7 +124,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   /** Claims made ahead, waiting for a slot. */
   get ready(): number {
-    return this.#ready.length;
+    return this.#ready.size;
   }
 
   /** Whether a request should wait for an outcome: not while 1C is considered down. */
@@ -153,7 +160,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#timer = undefined;
     clearTimeout(this.#probeTimer);
     await this.#pumping;
-    this.#releaseReady("the deliverer is stopping");
+    this.#ready.giveBackAll("the deliverer is stopping");
     await this.idle();
   }
 
@@ -200,7 +207,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
 
   async #fill(): Promise<void> {
     // An event someone waits for that is ready here already goes first.
-    for (const key of this.#expedite) this.#hurry(key);
+    for (const key of this.#expedite) this.#ready.hurry(key);
     this.#startReady();
     // All at once, not one after another: on SQLite they share one commit, on PostgreSQL the pool's
     // connections. Those beyond the free slots are claimed with the rest when a slot frees. An event
@@ -241,58 +248,16 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       return 0;
     // A ready claim waits about aheadPerSlot calls for its slot: that must stay well inside its lease.
     if (this.#callMs * this.#aheadPerSlot > this.#maxReadyMs / 2) return 0;
-    return Math.max(0, this.#options.concurrency * this.#aheadPerSlot - this.#ready.length);
+    return Math.max(0, this.#options.concurrency * this.#aheadPerSlot - this.#ready.size);
   }
 
-  /** Someone waits for this event: if it is ready here, it is called next. */
-  #hurry(key: string): void {
-    const at = this.#ready.findIndex((ready) => ready.key === key);
-    if (at <= 0) return;
-    const [ready] = this.#ready.splice(at, 1);
-    if (ready !== undefined) this.#ready.unshift(ready);
-  }
-
-  /** Free slots take ready claims, at once; one that waited too long for its lease is given back instead. */
+  /** Free slots take ready claims, at once. */
   #startReady(): void {
-    while (this.#ready.length > 0 && this.#room() > 0) {
-      const ready = this.#ready.shift() as ReadyClaim;
-      if (performance.now() - ready.askedAt > this.#maxReadyMs) this.#release(ready, "it waited too long for a slot");
-      else this.#start(ready.claim);
+    while (this.#room() > 0) {
+      const claim = this.#ready.next();
+      if (claim === undefined) return;
+      this.#start(claim);
     }
-  }
-
-  #releaseReady(why: string): void {
-    for (const ready of this.#ready.splice(0)) this.#release(ready, why);
-  }
-
-  /** Gives a ready claim back unsent (port.ts, Release): the claim is undone, the event due as before. */
-  #release(ready: ReadyClaim, why: string): void {
-    const now = this.#deps.now();
-    const releasing: Promise<void> = this.#deps.register
-      .settle(
-        ready.claim.lease,
-        { status: EventStatus.PROCESSING },
-        { startedAt: now, durationMs: 0, outcome: "released", detail: why },
-        now,
-      )
-      .then(
-        (released) => {
-          if (released !== undefined)
-            this.#log.debug({ event_id: ready.claim.record.eventId, why }, "ready claim given back");
-        },
-        (error: unknown) =>
-          this.#log.error(
-            { err: error, event_id: ready.claim.record.eventId },
-            "ready claim not given back; its lease will expire",
-          ),
-      )
-      .finally(() => {
-        this.#attempting.delete(ready.key);
-        this.#inFlight.delete(releasing);
-        // Due again, and another slot or instance may take it.
-        this.#due.mayBeDue();
-      });
-    this.#inFlight.add(releasing);
   }
 
   #room(): number {
@@ -315,10 +280,10 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     for (const claim of claims) {
       const key = keyOf(claim.record.sender, claim.record.eventId);
       this.#attempting.add(key);
-      this.#ready.push({ claim, key, askedAt });
+      this.#ready.add(claim, key, askedAt);
     }
     // The breaker opened meanwhile: given back now. Stopped meanwhile: stop() gives them back.
-    if (this.#breaker.state === "open") this.#releaseReady("1C is failing (breaker open)");
+    if (this.#breaker.state === "open") this.#ready.giveBackAll("1C is failing (breaker open)");
     return claims.length;
   }
 
@@ -383,7 +348,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     const reopenAt = this.#breaker.openUntil;
     if (reopenAt === undefined) return;
     // No call goes out before the cooldown ends: the ready claims would only age.
-    this.#releaseReady("1C is failing (breaker open)");
+    this.#ready.giveBackAll("1C is failing (breaker open)");
     if (before !== "open") this.#log.warn({ reopen_at: new Date(reopenAt).toISOString() }, "1C failing: breaker open");
     // The probe goes out when the cooldown ends, not at the next poll.
     clearTimeout(this.#probeTimer);
