@@ -8,6 +8,7 @@ import { authThrottle } from "./http/auth-throttle.ts";
 import { clientErrorWriter, connectRefusalWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
 import { correlationIdOf } from "./http/correlation.ts";
+import { deferredChildLogger } from "./http/deferred-child-logger.ts";
 import { strictJsonBody } from "./http/json-body.ts";
 import { openApiOptions } from "./http/openapi/document.ts";
 import gracefulClose from "./http/plugins/graceful-close.ts";
@@ -66,6 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // pino's Logger is a FastifyBaseLogger; the cast keeps Fastify's default generic parameters.
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new RequestLog(),
+    childLoggerFactory: deferredChildLogger,
     genReqId: correlationIdOf,
     // Fastify's defaults coerce types and drop unknown properties in silence.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },

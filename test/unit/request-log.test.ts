@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deferredChildLogger } from "../../src/http/deferred-child-logger.ts";
 import { RequestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { call } from "../support/http.ts";
@@ -13,6 +14,8 @@ import { call } from "../support/http.ts";
  */
 
 const lines: string[] = [];
+/** Child loggers made of the root logger: Fastify's per-request child among them, when it is made. */
+let childrenMade = 0;
 let app: FastifyInstance;
 let url: string;
 
@@ -38,9 +41,17 @@ beforeAll(async () => {
       done();
     },
   });
+  const root = createLogger("info", sink);
+  const child = root.child.bind(root);
+  root.child = ((...args: Parameters<typeof child>) => {
+    childrenMade += 1;
+    return child(...args);
+  }) as typeof root.child;
   app = Fastify({
-    loggerInstance: createLogger("info", sink) as FastifyBaseLogger,
+    loggerInstance: root as FastifyBaseLogger,
     logController: new RequestLog(),
+    // As src/app.ts builds it.
+    childLoggerFactory: deferredChildLogger,
     genReqId: (request) => String(request.headers["x-correlation-id"] ?? "generated"),
   });
   app.decorateRequest("sender", "shop-a");
@@ -50,6 +61,11 @@ beforeAll(async () => {
     return { ok: true };
   });
   app.get("/quiet", { logLevel: "warn" }, async () => ({ ok: true }));
+  app.get("/noted", { logLevel: "warn" }, async (request) => {
+    request.log.info("not written: the route logs from warn up");
+    request.log.warn({ order: { customer: { email: "anna.smirnova@example.com" } } }, "a note from the handler");
+    return { ok: true };
+  });
   app.get("/failing-hook", {
     onResponse: async () => {
       throw Object.assign(new Error("hook failed"), { customer: { email: "anna.smirnova@example.com" } });
@@ -121,5 +137,26 @@ describe("the request log line", () => {
     expect(line).toMatchObject({ level: 50, msg: "request errored", status: 200 });
     expect(JSON.stringify(line)).not.toContain("anna.smirnova@example.com");
     expect(line?.err).toMatchObject({ message: "hook failed", customer: { email: "[REDACTED]" } });
+  });
+
+  it("makes no per-request child logger for a request that writes only its line", async () => {
+    await call(`${url}/events`, {
+      body: "{}",
+      headers: { "content-type": "application/json", "x-correlation-id": "corr-warm" },
+    });
+    const before = childrenMade;
+    await call(`${url}/events`, {
+      body: "{}",
+      headers: { "content-type": "application/json", "x-correlation-id": "corr-cheap" },
+    });
+    expect(linesOf("corr-cheap")).toHaveLength(1);
+    expect(childrenMade).toBe(before);
+  });
+
+  it("writes a handler's own lines with the request's correlation id, level and redaction", async () => {
+    await call(`${url}/noted`, { headers: { "x-correlation-id": "corr-noted" } });
+    const noted = linesOf("corr-noted");
+    expect(noted.map((line) => line.msg)).toEqual(["a note from the handler"]);
+    expect(noted[0]).toMatchObject({ level: 40, order: { customer: { email: "[REDACTED]" } } });
   });
 });
