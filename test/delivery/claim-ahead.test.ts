@@ -1,22 +1,12 @@
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
-import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
 import type { OnecOutcome } from "../../src/onec/outcome.ts";
 import type { ClaimRequest, EventRecord, EventRegister } from "../../src/register/port.ts";
+import { drivenOptions, recordEvent, silentLog, testPolicy } from "../support/deliverers.ts";
 import { T0 } from "../support/records.ts";
 import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
-const silent = pino({ level: "silent" });
-const policy: DeliveryPolicy = {
-  baseMs: 1000,
-  maxDelayMs: 60_000,
-  maxAttempts: 5,
-  maxAgeMs: 86_400_000,
-  maxUnfinishedAttempts: 3,
-  maxOnecErrors: 3,
-};
 const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order: { id: "o-1", number: "ORD-1" } };
 
 function deferred<T>() {
@@ -61,18 +51,11 @@ describe.each(registerBackends())("claims made ahead by the deliverer, on $name"
           },
           lookUpEvent: async () => ({ kind: "absent", httpStatus: 404 }),
         },
-        policy,
+        policy: testPolicy,
         now: () => now,
-        log: silent,
+        log: silentLog,
       },
-      {
-        owner: "worker-a",
-        concurrency: 1,
-        leaseMs: 60_000,
-        pollMs: 3_600_000, // never: the test drives every step
-        breaker: { failureThreshold: 1000, cooldownMs: 10_000, maxCooldownMs: 60_000 },
-        ...options,
-      },
+      drivenOptions({ concurrency: 1, leaseMs: 60_000, ...options }),
     );
     running.push(d);
     return { d, calls };
@@ -80,15 +63,7 @@ describe.each(registerBackends())("claims made ahead by the deliverer, on $name"
 
   async function accept(...eventIds: string[]): Promise<void> {
     for (const eventId of eventIds) {
-      await register.reserve({
-        sender: "default",
-        eventId,
-        fingerprint: "fp",
-        policyVersion: "v1",
-        body: `{"event_id":"${eventId}"}`,
-        correlationId: `corr-${eventId}`,
-        now,
-      });
+      await recordEvent(register, eventId, now);
       now += 1; // due in the order accepted
     }
   }
@@ -215,16 +190,7 @@ describe.each(registerBackends())("claims made ahead by the deliverer, on $name"
     expect(asked).toEqual(["only"]);
 
     // Recorded by another instance, which tells this one nothing: the next look (poll, pump) claims it.
-    const other = await backend.open();
-    await other.reserve({
-      sender: "default",
-      eventId: "evt-b",
-      fingerprint: "fp",
-      policyVersion: "v1",
-      body: '{"event_id":"evt-b"}',
-      correlationId: "corr-evt-b",
-      now,
-    });
+    await recordEvent(await backend.open(), "evt-b", now);
     await d.pump();
     await d.idle();
     expect(calls).toEqual(["evt-a", "evt-b"]);

@@ -1,22 +1,13 @@
-import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Deliverer, type DelivererOptions } from "../../src/delivery/deliverer.ts";
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { OrderPaidDelivery } from "../../src/onec/client.ts";
 import type { OnecEventLookup, OnecOutcome } from "../../src/onec/outcome.ts";
 import type { EventRegister } from "../../src/register/port.ts";
+import { drivenOptions, recordEvent, silentLog, testPolicy } from "../support/deliverers.ts";
 import { T0 } from "../support/records.ts";
 import { registerBackends } from "../support/register-backends.ts";
 
-const silent = pino({ level: "silent" });
-const policy: DeliveryPolicy = {
-  baseMs: 1000,
-  maxDelayMs: 60_000,
-  maxAttempts: 5,
-  maxAgeMs: 86_400_000,
-  maxUnfinishedAttempts: 3,
-  maxOnecErrors: 3,
-};
 const order = { id: "o-1", number: "ORD-1" };
 const delivered: OnecOutcome = { kind: "delivered", httpStatus: 201, order };
 const busy: OnecOutcome = { kind: "retryable", httpStatus: 503, errorClass: "http_503", message: "busy" };
@@ -102,15 +93,8 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     overrides: Partial<DeliveryPolicy> = {},
   ): Deliverer {
     const d = new Deliverer(
-      { register: on, onec: onec.client, policy: { ...policy, ...overrides }, now: () => now, log: silent },
-      {
-        owner: "worker-a",
-        concurrency: 4,
-        leaseMs: 1000,
-        pollMs: 3_600_000, // never: the test drives every step
-        breaker: { failureThreshold: 1000, cooldownMs: 10_000, maxCooldownMs: 60_000 },
-        ...options,
-      },
+      { register: on, onec: onec.client, policy: { ...testPolicy, ...overrides }, now: () => now, log: silentLog },
+      drivenOptions(options),
     );
     running.push(d);
     d.start();
@@ -122,17 +106,7 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     await d.idle();
   }
 
-  async function accept(eventId: string): Promise<void> {
-    await register.reserve({
-      sender: "default",
-      eventId,
-      fingerprint: "fp",
-      policyVersion: "v1",
-      body: `{"event_id":"${eventId}"}`,
-      correlationId: `corr-${eventId}`,
-      now,
-    });
-  }
+  const accept = (eventId: string) => recordEvent(register, eventId, now);
 
   it("backs off exponentially with jitter, then ends the event in FAILED_FINAL, never dropping it", async () => {
     const onec = scriptedOnec(() => busy);
