@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Bindings, ChildLoggerOptions } from "pino";
 
 type Line = (...args: unknown[]) => void;
+type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 /**
  * Fastify makes a child logger for every request, binding its correlation
@@ -42,29 +43,33 @@ class DeferredChild implements FastifyBaseLogger {
   }
 
   fatal(...args: unknown[]): void {
-    (this.#child().fatal as Line)(...args);
+    this.#write("fatal", args);
   }
   error(...args: unknown[]): void {
-    (this.#child().error as Line)(...args);
+    this.#write("error", args);
   }
   warn(...args: unknown[]): void {
-    (this.#child().warn as Line)(...args);
+    this.#write("warn", args);
   }
   info(...args: unknown[]): void {
-    (this.#child().info as Line)(...args);
+    this.#write("info", args);
   }
   debug(...args: unknown[]): void {
-    (this.#child().debug as Line)(...args);
+    this.#write("debug", args);
   }
   trace(...args: unknown[]): void {
-    (this.#child().trace as Line)(...args);
+    this.#write("trace", args);
   }
   silent(...args: unknown[]): void {
-    (this.#child().silent as Line)(...args);
+    this.#write("silent", args);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#child().child(bindings, options);
+  }
+
+  #write(level: Level, args: unknown[]): void {
+    (this.#child()[level] as Line)(...args);
   }
 
   #child(): FastifyBaseLogger {

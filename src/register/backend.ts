@@ -1,6 +1,7 @@
 import type * as port from "./port.ts";
 import type { AttemptRow, EventRow, ReplayRow } from "./rows.ts";
 import type { ImportRows } from "./rules.ts";
+import type { SessionStore } from "./session-port.ts";
 
 /**
  * What a register backend implements: its statements, port by port, on rows
@@ -72,7 +73,7 @@ export interface BackendStatements {
   store: StoreStatements;
   audit: AuditStatements;
   maintenance: MaintenanceStatements;
-  sessions: port.SessionStore;
+  sessions: SessionStore;
   hitCounter?: port.HitCounter;
   feed: ChangeFeed;
   /** The write lock can be taken now; throws StorageUnavailableError if not. */

@@ -3,6 +3,7 @@ import type { BackendStatements, ChangeFeed } from "./backend.ts";
 import type * as port from "./port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "./rows.ts";
 import { importRows, searchRows } from "./rules.ts";
+import type { SessionStore } from "./session-port.ts";
 
 /**
  * The register as the port defines it, on any backend's statements
@@ -12,7 +13,7 @@ import { importRows, searchRows } from "./rules.ts";
  */
 export class RegisterCore implements port.EventRegister {
   readonly #backend: BackendStatements;
-  readonly sessions: port.SessionStore;
+  readonly sessions: SessionStore;
   readonly hitCounter?: port.HitCounter;
 
   constructor(backend: BackendStatements) {

@@ -1,5 +1,6 @@
 import type { EventStatus } from "../domain/event-status.ts";
-import type { AttemptKind, AttemptRecord, Claim, ConsoleSession, EventRecord, ReplayRecord } from "./port.ts";
+import type { AttemptKind, AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
+import type { ConsoleSession } from "./session-port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with

@@ -136,7 +136,11 @@ export function summarizeProfile(file: string, label = basename(file)): void {
   }
 }
 
-/** The function names on a sample's stack, innermost first. */
+/**
+ * The names on a sample's stack, innermost first: the gateway's own functions
+ * (src/, or dist/ built from it) and V8's entries, so that a package's or
+ * node's function of the same name (Array's find, say) counts for no stage.
+ */
 function* stack(
   id: number,
   frames: ReadonlyMap<number, CallFrame>,
@@ -144,7 +148,10 @@ function* stack(
 ): Generator<string> {
   for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
     const frame = frames.get(at);
-    if (frame !== undefined) yield frame.functionName;
+    if (frame === undefined) continue;
+    const path = shortUrl(frame.url);
+    if (path.startsWith("src/") || path.startsWith("dist/") || (path === "" && frame.functionName.startsWith("(")))
+      yield frame.functionName;
   }
 }
 

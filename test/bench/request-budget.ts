@@ -3,7 +3,8 @@
  * samples grouped by the accept path's stages. Each sample goes to the
  * innermost stage on its stack, so canonical JSON inside admission counts as
  * canonical JSON; what no stage claims is Fastify, node's HTTP and the socket.
- * Names are the functions' own (they survive the bundle in dist/main.js).
+ * Names are the functions' own (they survive the bundle in dist/main.js);
+ * only the gateway's own frames are offered (cpu-profile.ts).
  */
 export const STAGES: ReadonlyArray<readonly [stage: string, functions: RegExp]> = [
   ["parse (UTF-8, strict JSON)", /^(readJsonBody|parseStrictJson)$/],
@@ -13,7 +14,7 @@ export const STAGES: ReadonlyArray<readonly [stage: string, functions: RegExp]> 
   ["admission, the rest", /^(admitOrderPaid|admit|#read)$/],
   [
     "register (main thread: read, crossing to the writer)",
-    /^(accept|find|reserve|flushQueued|#flush|sqliteTransaction|postMessage|fromCloneable|toRecord|commit)$/,
+    /^(accept|find|reserve|flushQueued|#flush|fromCloneable|toRecord|commit)$/,
   ],
   ["answer (reply, socket write)", /^(sendAnswer|answerFor)$/],
   ["log line", /^(requestCompleted|createChildLogger)$/],

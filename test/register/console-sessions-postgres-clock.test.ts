@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NewConsoleSession } from "../../src/register/port.ts";
+import type { NewConsoleSession } from "../../src/register/session-port.ts";
 import { postgresForTests } from "../support/postgres.ts";
 import { postgresRegistersPerTest } from "../support/postgres-registers.ts";
 

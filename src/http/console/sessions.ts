@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type OperatorEntry, type Principal, principalOf } from "../../config/operators.ts";
-import type { ConsoleSession, SessionStore } from "../../register/port.ts";
+import type { ConsoleSession, SessionStore } from "../../register/session-port.ts";
 import type { CookieSpec } from "./cookies.ts";
 import { CONSOLE_PATH, consolePaths } from "./paths.ts";
 

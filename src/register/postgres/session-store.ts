@@ -1,5 +1,10 @@
-import { type ConsoleSession, type NewConsoleSession, SESSION_USE_STEP_MS, type SessionStore } from "../port.ts";
 import { columnNames, SESSION_COLUMNS, type SessionRow, toSession } from "../rows.ts";
+import {
+  type ConsoleSession,
+  type NewConsoleSession,
+  SESSION_USE_STEP_MS,
+  type SessionStore,
+} from "../session-port.ts";
 import type { ClockSource, Db } from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 

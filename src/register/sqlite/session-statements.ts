@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { type NewConsoleSession, SESSION_USE_STEP_MS } from "../port.ts";
 import type { SessionRow } from "../rows.ts";
+import { type NewConsoleSession, SESSION_USE_STEP_MS } from "../session-port.ts";
 
 /**
  * The console's sessions in SQL (migration 0004), and their writes as named

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import type { ConsoleSession, NewConsoleSession, SessionStore } from "../port.ts";
 import { toSession } from "../rows.ts";
+import type { ConsoleSession, NewConsoleSession, SessionStore } from "../session-port.ts";
 import { prepareSessionStatements, type SessionStatements, useIsStale } from "./session-statements.ts";
 import type { WriteRunner } from "./write-ops.ts";
 

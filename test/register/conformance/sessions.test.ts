@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type EventRegister, type NewConsoleSession, SESSION_USE_STEP_MS } from "../../../src/register/port.ts";
+import type { EventRegister } from "../../../src/register/port.ts";
+import { type NewConsoleSession, SESSION_USE_STEP_MS } from "../../../src/register/session-port.ts";
 import { T0 } from "../../support/records.ts";
 import { registerBackends, registerPerTest } from "../../support/register-backends.ts";
 
