@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { OrderPaidAcceptor } from "./accept/order-paid-acceptor.ts";
+import { WebhookIntake } from "./accept/webhook-intake.ts";
 import { configuredOperators, type OperatorEntry } from "./config/operators.ts";
 import type { SenderEntry } from "./config/senders.ts";
 import { authThrottle } from "./http/auth-throttle.ts";
@@ -22,9 +23,12 @@ import { healthRoutes } from "./http/routes/health.ts";
 import { type MetricsScrape, metricsRoutes } from "./http/routes/metrics.ts";
 import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
+import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { securityHeaders } from "./http/security-headers.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
+import { ADAPTERS } from "./sources/adapters.ts";
+import type { SourceSettings } from "./sources/port.ts";
 
 export interface AppDeps {
   acceptor: OrderPaidAcceptor;
@@ -34,6 +38,14 @@ export interface AppDeps {
   /** Everyone allowed on the admin routes (config.operators: OPERATORS_FILE and ADMIN_TOKEN); ADMIN_TOKEN alone when absent. */
   operators?: readonly OperatorEntry[];
   senders: readonly SenderEntry[];
+  /**
+   * Whether the senders' routes take requests without a token, as the sender
+   * "default": by default only when no sender is configured (ALLOW_ANONYMOUS
+   * decides in the gateway, so configuring only platforms never opens them).
+   */
+  anonymous?: boolean;
+  /** The platforms whose webhooks are taken, per sender (SOURCES_FILE); none when absent. */
+  sources?: readonly SourceSettings[];
   /** True from SIGTERM until the server stops listening (SHUTDOWN_DELAY_MS): /readyz says 503. */
   draining?: () => boolean;
   rateLimit: { max: number; windowMs: number };
@@ -118,8 +130,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     register: deps.register,
     now: deps.now,
     senders: deps.senders,
+    anonymous: deps.anonymous ?? deps.senders.length === 0,
     rateLimit: deps.rateLimit,
     metrics: deps.metrics,
+  });
+  app.register(webhookRoutes, {
+    intake: new WebhookIntake({ acceptor: deps.acceptor, deliveries: deps.register.sources, now: deps.now }),
+    adapters: ADAPTERS,
+    sources: deps.sources ?? [],
+    register: deps.register,
+    metrics: deps.metrics,
+    rateLimit: deps.rateLimit,
+    bodyLimit: deps.bodyLimit,
+    now: deps.now,
   });
   const scrape: MetricsScrape | "elsewhere" = deps.metricsScrape ?? { access: "closed", token: undefined };
   if (scrape !== "elsewhere") app.register(metricsRoutes, { metrics: deps.metrics, ...scrape });

@@ -14,6 +14,7 @@ import { OnecClient } from "./onec/client.ts";
 import { openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
 import { Purger } from "./retention/purger.ts";
+import type { SourceSettings } from "./sources/port.ts";
 
 /**
  * A delivery lease outlives the 1C deadline by a margin, so an attempt still
@@ -127,11 +128,16 @@ export interface Gateway extends DeliveryStack {
 }
 
 /** Counts what the deliverer does; reads the backlog from the register when scraped. */
-export function createMetrics(stack: DeliveryStack, now: () => number): GatewayMetrics {
+export function createMetrics(
+  stack: DeliveryStack,
+  now: () => number,
+  sources: readonly SourceSettings[] = [],
+): GatewayMetrics {
   const metrics = new GatewayMetrics({
     backlog: () => stack.register.backlog(),
     breakerState: () => stack.deliverer.breakerState,
     now,
+    webhookSources: () => sources,
   });
   stack.deliverer.on("attempted", ({ outcome, durationMs, record }) => {
     metrics.attempt(outcome, durationMs);
@@ -144,18 +150,18 @@ export function createMetrics(stack: DeliveryStack, now: () => number): GatewayM
 
 /** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
 export async function createGateway(config: GatewayConfig, logger: Logger): Promise<Gateway> {
-  if (config.senders.length === 0 && !config.allowAnonymous) {
+  if (config.senders.length === 0 && config.sources.length === 0 && !config.allowAnonymous) {
     throw new ConfigError(
-      'no senders configured: set SENDER_TOKENS or SENDERS_FILE, or ALLOW_ANONYMOUS=true to accept unauthenticated traffic as the sender "default"',
+      'no senders configured: set SENDER_TOKENS or SENDERS_FILE (or SOURCES_FILE for platform webhooks), or ALLOW_ANONYMOUS=true to accept unauthenticated traffic as the sender "default"',
     );
   }
-  if (config.senders.length === 0) {
+  if (config.senders.length === 0 && config.allowAnonymous) {
     logger.warn('ALLOW_ANONYMOUS=true: every request is accepted without a token, as the sender "default"');
   }
   const now = Date.now;
   const stack = await createDeliveryStack(config, logger, now);
   const deliverer = config.deliverer ? stack.deliverer : undefined;
-  const metrics = createMetrics(stack, now);
+  const metrics = createMetrics(stack, now, config.sources);
   const purger = new Purger({
     register: stack.register,
     now,
@@ -191,6 +197,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     adminToken: config.adminToken,
     operators: config.operators,
     senders: config.senders,
+    anonymous: config.senders.length === 0 && config.allowAnonymous,
+    sources: config.sources,
     rateLimit: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
     metrics,
     metricsScrape:

@@ -2,6 +2,7 @@ import { EventStatus } from "../domain/event-status.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
+import type { SourceDeliveryInput } from "../register/source-port.ts";
 import type { AcceptResult } from "./accept-result.ts";
 
 export interface AcceptorOptions {
@@ -33,6 +34,10 @@ export interface AcceptRequest {
   eventId: string;
   canonical: Canonical;
   correlationId: string;
+  /** How long this request waits for 1C at most; the acceptor's syncWaitMs when absent (a platform's answer deadline is shorter). */
+  waitMs?: number;
+  /** The platform delivery it came from: recorded with the event, in its transaction, when the event is new. */
+  source?: SourceDeliveryInput;
 }
 
 /**
@@ -54,11 +59,12 @@ export class OrderPaidAcceptor {
   }
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
+    const waitMs = Math.min(request.waitMs ?? this.#options.syncWaitMs, this.#options.syncWaitMs);
     // A repeat changes nothing: answered from a read, without taking the write lock.
     // Only a miss goes on to the reserving write, which still settles the race of
     // two first requests (one of them then gets "existing", answered the same way).
     const found = await this.#register.find(request.sender, request.eventId);
-    if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical);
+    if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, waitMs);
     const reserving = this.#register.reserve({
       sender: request.sender,
       eventId: request.eventId,
@@ -67,27 +73,28 @@ export class OrderPaidAcceptor {
       body: request.canonical.text,
       correlationId: request.correlationId,
       now: this.#options.now(),
+      ...(request.source === undefined ? {} : { source: request.source }),
     });
-    if (this.#options.syncWaitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
-    return this.#answer(await reserving, request.canonical);
+    if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
+    return this.#answer(await reserving, request.canonical, waitMs);
   }
 
   /** The one answer code for a row, however it was found: by the read or by the reserving write. */
-  async #answer({ outcome, record }: ReserveResult, canonical: Canonical): Promise<AcceptResult> {
+  async #answer({ outcome, record }: ReserveResult, canonical: Canonical, waitMs: number): Promise<AcceptResult> {
     // 409 comes before any "still processing" answer: a different body is never a repeat.
     if (outcome === "existing" && !sameEvent(record, canonical)) return { kind: "conflict", record };
     // Only the request that recorded the event gets 201; every other one is a repeat of it.
     const firstAnswer = outcome === "created";
     if (record.status !== EventStatus.PROCESSING) return { kind: "event", record, firstAnswer };
-    return { kind: "event", record: await this.#waitForOutcome(record), firstAnswer };
+    return { kind: "event", record: await this.#waitForOutcome(record, waitMs), firstAnswer };
   }
 
   /**
    * Waits while an attempt is due or running, up to the sync wait: woken by
    * the register's change notice, polling for attempts in other processes.
    */
-  async #waitForOutcome(record: EventRecord): Promise<EventRecord> {
-    const deadline = this.#options.now() + this.#options.syncWaitMs;
+  async #waitForOutcome(record: EventRecord, waitMs: number): Promise<EventRecord> {
+    const deadline = this.#options.now() + waitMs;
     let latest = record;
     while (latest.status === EventStatus.PROCESSING && this.#worthWaiting()) {
       const left = deadline - this.#options.now();

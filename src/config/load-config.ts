@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import type { SourceSettings } from "../sources/port.ts";
 import { type RegisterLocation, registerLocation } from "./database-url.ts";
 import { type MetricsExposure, MetricsExposureError, metricsExposure } from "./metrics-exposure.ts";
 import { configuredOperators, OperatorConfigError, type OperatorEntry, principalOf } from "./operators.ts";
@@ -11,6 +12,7 @@ import {
   type SenderEntry,
   senderOf,
 } from "./senders.ts";
+import { readSourcesFile, SourceConfigError } from "./sources.ts";
 import { httpUrl, InvalidValue, wholeNumber } from "./values.ts";
 
 /**
@@ -67,6 +69,8 @@ export interface GatewayConfig {
   /** Who may send events; empty means anonymous traffic, allowed only with allowAnonymous. */
   readonly senders: readonly SenderEntry[];
   readonly allowAnonymous: boolean;
+  /** The platforms whose native webhooks are taken, per sender (SOURCES_FILE); empty: none. */
+  readonly sources: readonly SourceSettings[];
   /** Bearer token Prometheus sends for GET /metrics (METRICS_TOKEN); see metricsExposure. */
   readonly metricsToken: string | undefined;
   /** Where and to whom /metrics is served: METRICS_PORT, METRICS_HOST, METRICS_TOKEN, HOST, TRUST_PROXY. */
@@ -160,6 +164,10 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     operators: operatorEntries,
     senders: senderEntries,
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
+    sources: configValue(() => {
+      const file = text(env, "SOURCES_FILE");
+      return file === undefined ? [] : readSourcesFile(file);
+    }),
     metricsToken: metricsTokenValue,
     metrics: configValue(() =>
       metricsExposure({
@@ -300,7 +308,14 @@ function checkedOnecUrl(raw: string): string {
 }
 
 /** What the configuration's parsers throw for a value they refuse: each becomes a ConfigError with its message. */
-const REFUSALS = [InvalidValue, SenderConfigError, OperatorConfigError, MetricsExposureError, SecretFileError];
+const REFUSALS = [
+  InvalidValue,
+  SenderConfigError,
+  OperatorConfigError,
+  MetricsExposureError,
+  SecretFileError,
+  SourceConfigError,
+];
 
 function configValue<T>(parse: () => T): T {
   try {

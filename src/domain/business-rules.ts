@@ -36,6 +36,14 @@ export function checkBusinessRules(event: OrderPaidEvent): ProblemFieldError[] {
     });
   }
 
+  if (order.tax !== undefined && toMinorUnits(order.tax) > total) {
+    violations.push({
+      path: "/order/tax",
+      rule: "tax-within-total",
+      message: `order.tax is ${order.tax}, more than order.total ${order.total}: the tax is part of the total`,
+    });
+  }
+
   if (toMinorUnits(payment.amount) !== total) {
     violations.push({
       path: "/payment/amount",

@@ -11,6 +11,8 @@ export interface OrderPaidEvent {
     items: Array<{ sku: string; name?: string; quantity: number; price: string }>;
     delivery?: { method?: string; address?: string; price: string };
     total: string;
+    /** The tax included in total. */
+    tax?: string;
     currency: string;
   };
   payment: {

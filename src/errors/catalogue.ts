@@ -45,6 +45,12 @@ export const problems = {
     title: "The request is malformed",
     retryable: false,
   },
+  GW_ERR_WEBHOOK_MALFORMED: {
+    status: 400,
+    slug: "webhook-malformed",
+    title: "The webhook's body is not in the platform's format",
+    retryable: false,
+  },
   GW_ERR_NOT_FOUND: {
     status: 404,
     slug: "not-found",
@@ -127,6 +133,12 @@ export const problems = {
     status: 401,
     slug: "unauthorized",
     title: "A valid bearer token is required",
+    retryable: false,
+  },
+  GW_ERR_WEBHOOK_SIGNATURE: {
+    status: 401,
+    slug: "webhook-signature",
+    title: "The webhook's signature or secret does not verify",
     retryable: false,
   },
   GW_ERR_FORBIDDEN: {

@@ -5,6 +5,10 @@ declare module "fastify" {
     /** Set by handlers that know it, for the request's one log line. */
     logEvent: { eventId?: string; eventStatus?: string } | undefined;
   }
+  interface FastifyContextConfig {
+    /** The path's last segment is a secret (Tilda's webhook URL): logged as "<secret>". */
+    secretPathTail?: boolean;
+  }
 }
 
 const CORRELATION_LABEL = "correlation_id";
@@ -38,7 +42,7 @@ export class RequestLog extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const fields = {
       method: request.method,
-      url: request.url,
+      url: request.routeOptions.config.secretPathTail === true ? withoutSecretTail(request.url) : request.url,
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
       client_ip: request.ip,
@@ -66,4 +70,9 @@ export class RequestLog extends LogController {
     }
     return plain;
   }
+}
+
+/** `/a/b/<token>?q` → `/a/b/<secret>?q`. */
+function withoutSecretTail(url: string): string {
+  return url.replace(/\/[^/?]*(?=\?|$)/, "/<secret>");
 }

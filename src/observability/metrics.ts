@@ -7,7 +7,12 @@ export interface MetricSources {
   backlog(): Promise<{ pending: number; oldestPendingReceivedAt: number | null; failedFinal: number }>;
   breakerState(): BreakerState;
   now(): number;
+  /** The configured platform webhooks (SOURCES_FILE): their outcomes are shown at 0 from the start. */
+  webhookSources?(): readonly { platform: string; sender: string }[];
 }
+
+/** The outcomes a configured platform webhook starts with at 0; refusals by problem code are counted as they come. */
+const WEBHOOK_OUTCOMES = ["accepted", "repeated", "ignored", "unmapped", "ping", "unauthorized", "malformed"] as const;
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -30,6 +35,7 @@ export class GatewayMetrics {
   readonly #ended: Counter<"reason">;
   /** Answers by route pattern and status code. */
   readonly #answers = new SeriesCounts();
+  readonly #webhooks = new SeriesCounts();
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -84,6 +90,16 @@ export class GatewayMetrics {
       labelNames: ["route", "status_code"],
       registers,
     });
+
+    countedAtScrape(this.#webhooks, {
+      name: "gateway_webhook_deliveries_total",
+      help: "Platforms' webhook deliveries by platform, sender and outcome: accepted, repeated, ignored, unmapped, ping, unauthorized, malformed, or the problem code of a refusal",
+      labelNames: ["platform", "sender", "outcome"],
+      registers,
+    });
+    for (const { platform, sender } of sources.webhookSources?.() ?? []) {
+      for (const outcome of WEBHOOK_OUTCOMES) this.#webhooks.zero([platform, sender, outcome]);
+    }
 
     let backlog: ReturnType<MetricSources["backlog"]> | undefined;
     // One register query per scrape feeds all three gauges.
@@ -153,6 +169,11 @@ export class GatewayMetrics {
     this.#ended.inc({ reason });
   }
 
+  /** `sender` is the URL's, configured or not: an unknown one is counted once per outcome it got. */
+  webhook(platform: string, sender: string, outcome: string): void {
+    this.#webhooks.addAll([platform, sender, outcome]);
+  }
+
   /** `route` is the route's pattern, never the URL, so the series stay few. */
   httpResponse(route: string, statusCode: number): void {
     this.#answers.add(route, String(statusCode));
@@ -182,6 +203,23 @@ class SeriesCounts {
     if (series === undefined) {
       this.#series.set(key, { values: second === undefined ? [first] : [first, second], count: 1 });
     } else series.count += 1;
+  }
+
+  /** For counters of three labels or more, off the hottest paths (the array is the key's only cost). */
+  addAll(values: readonly string[]): void {
+    const key = values.join("\u0000");
+    const series = this.#series.get(key);
+    if (series === undefined) this.#series.set(key, { values: [...values], count: 1 });
+    else series.count += 1;
+  }
+
+  /**
+   * A series shown at 0 before its first event: rate() and increase() see a
+   * series only from its first sample, so one born at 1 hides that first event.
+   */
+  zero(values: readonly string[]): void {
+    const key = values.join("\u0000");
+    if (!this.#series.has(key)) this.#series.set(key, { values: [...values], count: 0 });
   }
 
   reportTo(counter: Counter<string>): void {

@@ -120,13 +120,17 @@ export async function handleOrderPaid(
 
   const hash = createHash("sha256").update(body.bytes).digest("hex");
   const { knownSkus, orderNotValid, refusal, processingError } = ctx.faults();
-  const result = ctx.store.submit({ key: rawKey, hash, correlationId, skus: skus.skus }, knownSkus, {
-    refusal:
-      orderNotValid !== null
-        ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
-        : refusal,
-    failure: processingError,
-  });
+  const result = ctx.store.submit(
+    { key: rawKey, hash, correlationId, skus: skus.skus, booking: skus.booking },
+    knownSkus,
+    {
+      refusal:
+        orderNotValid !== null
+          ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
+          : refusal,
+      failure: processingError,
+    },
+  );
   switch (result.kind) {
     case "unknown_sku":
       sendError(res, 422, "UNKNOWN_SKU", `unknown article: ${result.sku}`);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { legacyKey } from "../onec/contract/key.ts";
+import type { Booking } from "./order-event.ts";
 
 export interface EmulatorOrder {
   key: string;
@@ -7,6 +8,8 @@ export interface EmulatorOrder {
   order: { id: string; number: string };
   correlationId: string;
   createdAt: string;
+  /** The lines and money booked; absent in a journal written before the emulator kept them. */
+  booking?: Booking;
 }
 
 export interface Submission {
@@ -15,6 +18,7 @@ export interface Submission {
   hash: string;
   correlationId: string;
   skus: readonly string[];
+  booking?: Booking;
 }
 
 export type SubmitResult =
@@ -106,6 +110,7 @@ export class OrderStore {
       order: { id: this.#newId(), number: `ORD-${String(this.#sequence).padStart(6, "0")}` },
       correlationId: submission.correlationId,
       createdAt: this.#now().toISOString(),
+      ...(submission.booking === undefined ? {} : { booking: submission.booking }),
     };
     try {
       this.#persist?.(record);
@@ -141,5 +146,9 @@ export class OrderStore {
 
 /** Callers get copies so a test poking at a result cannot rewrite history. */
 function copy(record: EmulatorOrder): EmulatorOrder {
-  return { ...record, order: { ...record.order } };
+  const booking =
+    record.booking === undefined
+      ? {}
+      : { booking: { ...record.booking, lines: record.booking.lines.map((line) => ({ ...line })) } };
+  return { ...record, order: { ...record.order }, ...booking };
 }

@@ -28,8 +28,9 @@ export interface OrderPaidRoutesOptions {
   acceptor: OrderPaidAcceptor;
   register: EventRegister;
   now: () => number;
-  /** Empty: anonymous traffic, all of it the sender `default`. */
   senders: readonly SenderEntry[];
+  /** Requests without a token are taken, as the sender `default` (ALLOW_ANONYMOUS with no senders). */
+  anonymous: boolean;
   rateLimit: { max: number; windowMs: number };
   metrics: GatewayMetrics;
   /** The same limit as the root's JSON parser: this route reads its bytes itself. */
@@ -71,7 +72,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
 
   app.addHook(
     "onRequest",
-    authenticateSender(options.senders, () => metrics.rejected("-", "GW_ERR_UNAUTHORIZED")),
+    authenticateSender(options.senders, () => metrics.rejected("-", "GW_ERR_UNAUTHORIZED"), options.anonymous),
   );
   // Refusals that leave through the error handler: unreadable bodies, rate limit, storage down.
   app.addHook("onError", async (request, _reply, error) => {

@@ -1,0 +1,144 @@
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { WebhookIntake, WebhookOutcome } from "../../accept/webhook-intake.ts";
+import { GatewayProblem } from "../../errors/problem.ts";
+import type { GatewayMetrics } from "../../observability/metrics.ts";
+import type { EventRegister } from "../../register/port.ts";
+import type { Platform, SourceAdapter, SourceSettings } from "../../sources/port.ts";
+import { problemAnswer } from "../answers.ts";
+import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
+import { sharedRateLimitStore } from "../shared-rate-limit-store.ts";
+import { webhookAnswerFor } from "../webhook-answers.ts";
+import { webhookRouteSchema } from "./webhook-schemas.ts";
+
+export const WEBHOOKS_PATH = "/integration/v1/webhooks";
+
+export interface WebhookRoutesOptions {
+  intake: WebhookIntake;
+  adapters: Readonly<Record<Platform, SourceAdapter>>;
+  sources: readonly SourceSettings[];
+  register: EventRegister;
+  metrics: GatewayMetrics;
+  rateLimit: { max: number; windowMs: number };
+  bodyLimit: number;
+  now: () => number;
+}
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The platform a webhook route takes. */
+    platform?: Platform;
+  }
+}
+
+interface WebhookParams {
+  sender: string;
+  token?: string;
+}
+
+/**
+ * The platforms' native webhooks, one URL per platform and sender, pasted
+ * into the shop's admin: /integration/v1/webhooks/shopify/shop-a. Tilda
+ * signs nothing, so its URL carries the sender's secret as a last segment.
+ * The bytes reach the adapter as received, whatever their media type (JSON,
+ * a form, WooCommerce's untyped ping): the signature is over them.
+ */
+export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions): Promise<void> {
+  const { intake, metrics, now } = options;
+  const settingsFor = new Map(options.sources.map((settings) => [`${settings.platform}/${settings.sender}`, settings]));
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.bodyLimit }, (request, raw, done) => {
+    const encoding = request.headers["content-encoding"];
+    if (encoding === undefined || encoding.trim().toLowerCase() === "identity") done(null, raw);
+    else
+      done(
+        new GatewayProblem(
+          "GW_ERR_UNSUPPORTED_MEDIA_TYPE",
+          `Content-Encoding "${encoding}" is not read; send the body as it is`,
+        ),
+      );
+  });
+
+  const platformOf = (request: FastifyRequest): Platform => request.routeOptions.config.platform ?? "shopify";
+  app.addHook("onRequest", async (request) => {
+    request.sender = (request.params as WebhookParams).sender;
+  });
+  app.addHook("onError", async (request, _reply, error) => {
+    metrics.webhook(platformOf(request), request.sender, problemCodeFor(error));
+  });
+  if (options.rateLimit.max > 0) {
+    await app.register(rateLimit, {
+      max: options.rateLimit.max,
+      timeWindow: options.rateLimit.windowMs,
+      hook: "preParsing",
+      // The sender's own budget, shared with its token-sent events: a retry storm is one sender's traffic.
+      keyGenerator: (request) => request.sender,
+      ...(options.register.hitCounter === undefined
+        ? {}
+        : { store: sharedRateLimitStore(options.register.hitCounter) }),
+      skipOnError: true,
+      errorResponseBuilder: (request, context) =>
+        new GatewayProblem(
+          "GW_ERR_RATE_LIMITED",
+          `more than ${context.max} requests in ${Math.round(options.rateLimit.windowMs / 1000)} s for sender "${request.sender}"; retry after ${context.after}`,
+        ),
+    });
+  }
+
+  const handle = async (request: FastifyRequest<{ Params: WebhookParams }>, reply: FastifyReply) => {
+    const platform = platformOf(request);
+    const adapter = options.adapters[platform];
+    const settings = settingsFor.get(`${platform}/${request.params.sender}`);
+    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const outcome: WebhookOutcome =
+      settings === undefined
+        ? // An unknown sender is refused like a wrong signature: the answer does not say which senders exist.
+          {
+            kind: "unauthorized",
+            detail: `no ${platform} webhook is configured at this URL, or its signature does not verify`,
+          }
+        : await intake.take(
+            adapter,
+            settings,
+            { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
+            request.id,
+          );
+    metrics.webhook(platform, request.sender, outcomeLabel(outcome));
+    request.logEvent = logFieldsOf(outcome);
+    if (outcome.kind === "unauthorized") {
+      const wait = await request.server.authThrottle.failed(request, "sender", `${platform}/${request.params.sender}`);
+      if (wait !== undefined) {
+        return sendAnswer(
+          reply,
+          problemAnswer("GW_ERR_AUTH_THROTTLED", request.id, {
+            detail: "too many deliveries whose signature did not verify; wait and send again",
+            retryAfterSeconds: wait,
+          }),
+        );
+      }
+    }
+    return sendAnswer(reply, webhookAnswerFor(outcome, adapter, request.id));
+  };
+
+  for (const platform of Object.keys(options.adapters) as Platform[]) {
+    const path =
+      platform === "tilda" ? `${WEBHOOKS_PATH}/tilda/:sender/:token` : `${WEBHOOKS_PATH}/${platform}/:sender`;
+    const config = { platform, secretPathTail: platform === "tilda" };
+    app.post<{ Params: WebhookParams }>(path, { schema: webhookRouteSchema(platform), config }, handle);
+  }
+}
+
+/** The outcome as metrics count it: the kinds, with a payment split into new and repeated. */
+function outcomeLabel(outcome: WebhookOutcome): string {
+  if (outcome.kind !== "event") return outcome.kind;
+  return outcome.result.firstAnswer ? "accepted" : "repeated";
+}
+
+function logFieldsOf(outcome: WebhookOutcome): { eventId: string; eventStatus?: string } | undefined {
+  if (outcome.kind === "event")
+    return { eventId: outcome.result.record.eventId, eventStatus: outcome.result.record.status };
+  if (outcome.kind === "ignored" || outcome.kind === "unmapped")
+    return { eventId: outcome.delivery.key, eventStatus: outcome.kind };
+  return undefined;
+}
