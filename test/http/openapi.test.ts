@@ -17,6 +17,7 @@ const readJson = (path: string): JsonObject =>
 
 const ORDERS = "/integration/v1/orders/paid";
 const ADMIN = "/integration/v1/admin";
+const WEBHOOKS = "/integration/v1/webhooks";
 
 /**
  * The world, written down apart from the routes' schemas: what each route can
@@ -55,6 +56,12 @@ const OWN_STATUSES: Readonly<Record<string, readonly number[]>> = {
   [`GET ${ADMIN}/events/:event_id`]: [200, 404, 409],
   // 409 replay refused or ambiguous
   [`POST ${ADMIN}/events/:event_id/replay`]: [202, 404, 409],
+  // 201/200/202 by state, ignored 200, unmapped 202; 400 not the platform's format; 401 signature;
+  // 429 rate limit, bad signatures throttled; 503 storage (docs/platform-webhooks.md, src/http/webhook-answers.ts).
+  [`POST ${WEBHOOKS}/shopify/:sender`]: [200, 201, 202, 400, 401, 429, 503],
+  [`POST ${WEBHOOKS}/woocommerce/:sender`]: [200, 201, 202, 400, 401, 429, 503],
+  // Tilda waits for 200 "ok" whatever was recorded.
+  [`POST ${WEBHOOKS}/tilda/:sender/:token`]: [200, 400, 401, 429, 503],
 };
 
 /** The app, and every route it registers as Fastify announces them. */

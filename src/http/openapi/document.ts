@@ -26,6 +26,11 @@ export function openApiOptions(): FastifyDynamicSwaggerOptions {
       servers: [{ url: "/", description: "This gateway" }],
       tags: [
         { name: "orders", description: "Senders: post paid-order events and follow them." },
+        {
+          name: "webhooks",
+          description:
+            "Platforms' native order webhooks (Shopify, WooCommerce, Tilda), one URL per platform and sender (SOURCES_FILE), verified by the platform's signature or the URL's secret.",
+        },
         { name: "problems", description: "Every problem `type` URI resolves here." },
         { name: "operations", description: "Probes and metrics for the platform." },
         {
@@ -51,6 +56,20 @@ export function openApiOptions(): FastifyDynamicSwaggerOptions {
             scheme: "bearer",
             description:
               "Each sender's own token (SENDER_TOKENS or SENDERS_FILE): `Authorization: Bearer <sender token>`. A missing or unknown token is 401 `unauthorized` and records nothing. Events and their status URLs are scoped to the sender: another sender's event_id is 404. Only a gateway run without senders and with ALLOW_ANONYMOUS=true takes requests without a token (all of them as the sender `default`).",
+          },
+          shopifyHmac: {
+            type: "apiKey",
+            in: "header",
+            name: "X-Shopify-Hmac-Sha256",
+            description:
+              "Shopify's signature: base64 of HMAC-SHA256 over the raw body, keyed with the sender's secret (SOURCES_FILE). A missing or wrong one is 401 `webhook-signature` and records nothing.",
+          },
+          woocommerceSignature: {
+            type: "apiKey",
+            in: "header",
+            name: "X-WC-Webhook-Signature",
+            description:
+              "WooCommerce's signature: base64 of HMAC-SHA256 over the raw body, keyed with the webhook's secret (SOURCES_FILE). A missing or wrong one is 401 `webhook-signature` and records nothing; only the unsigned creation ping `webhook_id=N` is answered without one.",
           },
           adminBearer: {
             type: "http",

@@ -79,6 +79,9 @@ export function webhookRouteSchema(platform: Platform) {
   return {
     operationId: `post${platform[0]?.toUpperCase()}${platform.slice(1)}Webhook`,
     tags: ["webhooks"],
+    // Tilda's secret is the URL's last segment, which OpenAPI cannot name as a scheme: no scheme, described on the route.
+    security:
+      platform === "shopify" ? [{ shopifyHmac: [] }] : platform === "woocommerce" ? [{ woocommerceSignature: [] }] : [],
     summary: DESCRIPTIONS[platform].summary,
     description: DESCRIPTIONS[platform].description,
     params: Params(platform),

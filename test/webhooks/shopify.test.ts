@@ -1,0 +1,159 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { gatewayWithEmulator } from "../support/harness.ts";
+import { call } from "../support/http.ts";
+import {
+  SHOPIFY_SECRET,
+  SHOPIFY_SHOP,
+  shopifyBody,
+  shopifyHeaders,
+  shopifyLineItem,
+  shopifyOrder,
+} from "../support/platforms/shopify.ts";
+import { tempDir } from "../support/temp.ts";
+
+/**
+ * Shopify's orders/paid webhook end to end: real HTTP on 127.0.0.1, the
+ * gateway on its own SQLite file, the 1C emulator. Payloads and signatures
+ * come from test/support/platforms/shopify.ts (Shopify's documented fields,
+ * HMAC computed with node:crypto); expected money from the payload itself.
+ */
+const dir = tempDir();
+afterAll(() => dir.remove());
+const sourcesFile = join(dir.path, "sources.json");
+writeFileSync(
+  sourcesFile,
+  JSON.stringify({
+    sources: [{ sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP }],
+  }),
+);
+
+const h = gatewayWithEmulator({
+  SOURCES_FILE: sourcesFile,
+  ADMIN_TOKEN: "admin-token-0123456789abcdef",
+  RATE_LIMIT_MAX: "100000",
+});
+const admin = { authorization: "Bearer admin-token-0123456789abcdef" };
+
+const URL_PATH = "/integration/v1/webhooks/shopify/shop-a";
+let nextOrder = 900000000000000000n;
+
+/** A paid order of its own: a new Shopify order id, so tests never share an order. */
+function newOrder(overrides: Parameters<typeof shopifyOrder>[0] = {}) {
+  nextOrder += 1n;
+  return shopifyOrder({ id: nextOrder, admin_graphql_api_id: `gid://shopify/Order/${nextOrder}`, ...overrides });
+}
+
+function deliver(body: string, headers: Record<string, string> = shopifyHeaders(body)) {
+  return call(`${h.gw.url}${URL_PATH}`, { method: "POST", body, headers });
+}
+
+/** Waits until the emulator holds the order under the event's key (1C's Idempotency-Key is the sender and the event id). */
+async function onecOrdersFor(orderId: bigint, expected: number) {
+  const matching = () => h.onec.orders().filter((order) => order.key.endsWith(`shopify:${orderId}`));
+  const deadline = Date.now() + 10_000;
+  while (matching().length < expected && Date.now() < deadline) {
+    await new Promise((resolve) => h.onec.events.once("committed", resolve).once("post", resolve));
+  }
+  return matching();
+}
+
+beforeEach(() => {
+  h.onec.setFaults({ latencyMs: 0 });
+});
+
+describe("Shopify orders/paid, end to end", () => {
+  it("makes one order in 1C with the lines and the money Shopify says were paid", async () => {
+    const order = newOrder();
+    const answer = await deliver(shopifyBody(order));
+    expect([201, 202]).toContain(answer.status);
+    expect(answer.json()).toMatchObject({ event_id: `shopify:${order.id}` });
+    const [booked, ...more] = await onecOrdersFor(order.id as bigint, 1);
+    expect(more).toEqual([]);
+    // The payload's own figures: total_price, total_tax, total_shipping_price_set.
+    expect(booked?.booking).toMatchObject({
+      total: order.total_price,
+      tax: order.total_tax,
+      deliveryPrice: order.total_shipping_price_set?.shop_money.amount,
+      currency: order.currency,
+    });
+    expect(booked?.booking?.lines).toEqual([{ sku: "SKU-001", quantity: 2, price: "50.00" }]);
+  });
+
+  it("answers Shopify's retries and 50 concurrent copies, interleaved with other orders, with one order each", async () => {
+    const orders = [newOrder(), newOrder(), newOrder()];
+    const copies = orders.flatMap((order) => {
+      const body = shopifyBody(order);
+      // One webhook id per order, the same on each of its retries, as Shopify sends them.
+      const headers = shopifyHeaders(body);
+      return Array.from({ length: 17 }, () => ({ body, headers }));
+    });
+    copies.sort(() => Math.random() - 0.5);
+    const answers = await Promise.all(copies.slice(0, 50).map(({ body, headers }) => deliver(body, headers)));
+    for (const answer of answers) expect([200, 201, 202]).toContain(answer.status);
+    for (const order of orders) {
+      await onecOrdersFor(order.id as bigint, 1);
+      // Every retry after the storm is a repeat, not a second order.
+      const again = await deliver(shopifyBody(order));
+      expect(again.status).toBe(200);
+    }
+    for (const order of orders) expect(await onecOrdersFor(order.id as bigint, 1)).toHaveLength(1);
+  });
+
+  it("refuses a wrong signature with 401 and records nothing", async () => {
+    const order = newOrder();
+    const body = shopifyBody(order);
+    for (const headers of [
+      shopifyHeaders(body, { secret: "not-the-shops-secret-000" }),
+      { ...shopifyHeaders(body), "x-shopify-hmac-sha256": "" },
+      shopifyHeaders(`${body} `),
+    ]) {
+      const answer = await deliver(body, headers);
+      expect(answer.status).toBe(401);
+      expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/webhook-signature" });
+    }
+    expect(await h.gw.gateway.register.find("shop-a", `shopify:${order.id}`)).toBeUndefined();
+    expect((await h.gw.gateway.register.sources.list({ limit: 1000 })).map((d) => d.key)).not.toContain(
+      `shopify:${order.id}`,
+    );
+  });
+
+  it("acknowledges a payment that is not whole, and shows it to support as ignored", async () => {
+    const order = newOrder({ financial_status: "partially_paid" });
+    const answer = await deliver(shopifyBody(order));
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({ status: "ignored", reason: expect.stringContaining("partially_paid") });
+    expect(await h.gw.gateway.register.find("shop-a", `shopify:${order.id}`)).toBeUndefined();
+    const seen = await call(`${h.gw.url}/integration/v1/admin/webhook-deliveries?outcome=ignored`, { headers: admin });
+    expect(seen.status).toBe(200);
+    expect(JSON.stringify(seen.json())).toContain(`shopify:${order.id}`);
+  });
+
+  it("keeps an order it cannot map for support, with the reason, and answers 2xx", async () => {
+    const order = newOrder({
+      currency: "USD",
+      presentment_currency: "USD",
+      line_items: [shopifyLineItem({ sku: "" })],
+    });
+    const answer = await deliver(shopifyBody(order));
+    expect(answer.status).toBe(202);
+    expect(answer.json()).toMatchObject({ status: "unmapped" });
+    const kept = await h.gw.gateway.register.sources.list({ outcome: "unmapped", limit: 100 });
+    expect(kept.find((d) => d.key === `shopify:${order.id}`)?.payload).toBe(shopifyBody(order));
+  });
+
+  it("answers well inside Shopify's 5 s while 1C is slow", async () => {
+    h.onec.setFaults({ latencyMs: 4000 });
+    const order = newOrder();
+    const started = performance.now();
+    const answer = await deliver(shopifyBody(order));
+    const elapsed = performance.now() - started;
+    expect(answer.status).toBe(202);
+    // The wait is a fifth of Shopify's 5 s: with room for a slow network, never near the limit.
+    expect(elapsed).toBeLessThan(2500);
+    h.onec.setFaults({ latencyMs: 0 });
+    expect(await onecOrdersFor(order.id as bigint, 1)).toHaveLength(1);
+  });
+});
