@@ -2,6 +2,7 @@ import type * as port from "./port.ts";
 import type { AttemptRow, EventRow, ReplayRow } from "./rows.ts";
 import type { ImportRows } from "./rules.ts";
 import type { SessionStore } from "./session-port.ts";
+import type { SourceDeliveryLog } from "./source-port.ts";
 
 /**
  * What a register backend implements: its statements, port by port, on rows
@@ -74,6 +75,7 @@ export interface BackendStatements {
   audit: AuditStatements;
   maintenance: MaintenanceStatements;
   sessions: SessionStore;
+  sources: SourceDeliveryLog;
   hitCounter?: port.HitCounter;
   feed: ChangeFeed;
   /** The write lock can be taken now; throws StorageUnavailableError if not. */

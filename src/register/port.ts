@@ -1,6 +1,7 @@
 import type { EventStatus } from "../domain/event-status.ts";
 import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
 import type { SessionStore } from "./session-port.ts";
+import type { SourceDeliveryInput, SourceDeliveryLog } from "./source-port.ts";
 
 /**
  * The inbound event register, as the rest of the gateway sees it: the
@@ -18,6 +19,9 @@ export interface EventRegister extends EventQueue, EventStore, AuditTrail, Regis
 
   /** The console's sign-ins, kept where every instance sees them. */
   readonly sessions: SessionStore;
+
+  /** The platforms' webhook deliveries, kept for support (source-port.ts). */
+  readonly sources: SourceDeliveryLog;
 
   close(): Promise<void>;
 }
@@ -167,6 +171,13 @@ export interface ReserveRequest {
   body: string;
   correlationId: string;
   now: number;
+  /**
+   * The platform delivery this event comes from (source-port.ts). Written
+   * only when this reserve creates the event, in the same transaction, as
+   * "accepted" under the event's own sender and event_id (whatever its
+   * outcome and sender say); a reserve that finds the event writes nothing.
+   */
+  source?: SourceDeliveryInput;
 }
 
 export type ReserveResult = { outcome: "created" | "existing"; record: EventRecord };

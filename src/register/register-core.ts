@@ -4,6 +4,7 @@ import type * as port from "./port.ts";
 import { claimOf, toAttempt, toRecord, toReplay } from "./rows.ts";
 import { importRows, searchRows } from "./rules.ts";
 import type { SessionStore } from "./session-port.ts";
+import type { SourceDeliveryLog } from "./source-port.ts";
 
 /**
  * The register as the port defines it, on any backend's statements
@@ -14,11 +15,13 @@ import type { SessionStore } from "./session-port.ts";
 export class RegisterCore implements port.EventRegister {
   readonly #backend: BackendStatements;
   readonly sessions: SessionStore;
+  readonly sources: SourceDeliveryLog;
   readonly hitCounter?: port.HitCounter;
 
   constructor(backend: BackendStatements) {
     this.#backend = backend;
     this.sessions = backend.sessions;
+    this.sources = backend.sources;
     if (backend.hitCounter !== undefined) this.hitCounter = backend.hitCounter;
   }
 

@@ -1,6 +1,7 @@
 import type { EventStatus } from "../domain/event-status.ts";
 import type { AttemptKind, AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 import type { ConsoleSession } from "./session-port.ts";
+import type { SourceDelivery, SourceDeliveryInput, SourceOutcome } from "./source-port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with
@@ -83,10 +84,39 @@ export const SESSION_COLUMNS = {
   idle_ms: "bigint",
 } as const satisfies Record<string, ColumnType>;
 
+/** source_deliveries as a delivery writes it (migration 0006): without its id and its remapping. */
+const SOURCE_WRITTEN_COLUMNS = {
+  sender: "text",
+  platform: "text",
+  key: "text",
+  /** source-port.ts SourceOutcome. */
+  outcome: "text",
+  reason: "text?",
+  event_id: "text?",
+  ids: "text",
+  payload: "text",
+  content_type: "text?",
+  correlation_id: "text",
+  received_at: "bigint",
+} as const satisfies Record<string, ColumnType>;
+
+/** source_deliveries (migration 0006). */
+export const SOURCE_COLUMNS = {
+  id: "bigint",
+  ...SOURCE_WRITTEN_COLUMNS,
+  remapped_at: "bigint?",
+} as const satisfies Record<string, ColumnType>;
+
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
 export type AttemptRow = Omit<RowOf<typeof ATTEMPT_COLUMNS>, "kind"> & { kind: AttemptKind };
 export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
 export type SessionRow = RowOf<typeof SESSION_COLUMNS>;
+export type SourceRow = Omit<RowOf<typeof SOURCE_COLUMNS>, "outcome"> & { outcome: SourceOutcome };
+/** A source row as inserted: the database numbers it, and it is not remapped yet. */
+export type NewSourceRow = Omit<SourceRow, "id" | "remapped_at">;
+
+/** source_deliveries' column names, for a backend's insert. */
+export const NEW_SOURCE_COLUMNS = columnNames(SOURCE_WRITTEN_COLUMNS);
 
 /** A table's column names, in table order. */
 export function columnNames<Columns extends Record<string, ColumnType>>(columns: Columns): (keyof Columns & string)[] {
@@ -227,4 +257,33 @@ export function replayRow(replay: ReplayRecord): ReplayRow {
 
 export function toSession(row: SessionRow): ConsoleSession {
   return recordOf(SESSION_COLUMNS, row);
+}
+
+export function toSource(row: SourceRow): SourceDelivery {
+  return { ...recordOf(SOURCE_COLUMNS, row), outcome: row.outcome };
+}
+
+/**
+ * What SourceDeliveryLog.record inserts: an ignored or unmapped delivery,
+ * belonging to no event. Accepted ones come only with their event (acceptedSourceRow).
+ */
+export function recordedSourceRow(delivery: SourceDeliveryInput): NewSourceRow {
+  if (delivery.outcome === "accepted") {
+    throw new TypeError("an accepted delivery is recorded by reserve (ReserveRequest.source), with its event");
+  }
+  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...delivery, eventId: null }), outcome: delivery.outcome };
+}
+
+/**
+ * What a reserve that creates its event inserts with it: the delivery under
+ * the event's own key (its foreign key), accepted, whatever the request's
+ * source said of those.
+ */
+export function acceptedSourceRow(request: {
+  sender: string;
+  eventId: string;
+  source: SourceDeliveryInput;
+}): NewSourceRow {
+  const { sender, eventId, source } = request;
+  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...source, sender, eventId }), outcome: "accepted" };
 }

@@ -15,14 +15,31 @@ const FIRST_RUN_DELAY_MS = 10_000;
  * process and writers in others are never kept waiting behind a big backlog.
  * `keepGoing` lets a shutdown end the loop at the next batch boundary.
  */
-export async function purgeInBatches(
+export function purgeInBatches(
   register: EventRegister,
   request: PurgeRequest,
   keepGoing: () => boolean = () => true,
 ): Promise<number> {
+  return inBatches((batch) => register.purgeFinished(batch), request, keepGoing);
+}
+
+/** The platforms' ignored and unmapped deliveries, the same way (accepted ones go with their events). */
+export function purgeSourcesInBatches(
+  register: EventRegister,
+  request: PurgeRequest,
+  keepGoing: () => boolean = () => true,
+): Promise<number> {
+  return inBatches((batch) => register.sources.purge(batch), request, keepGoing);
+}
+
+async function inBatches(
+  purgeBatch: (request: PurgeRequest) => Promise<number>,
+  request: PurgeRequest,
+  keepGoing: () => boolean,
+): Promise<number> {
   let total = 0;
   for (;;) {
-    const purged = await register.purgeFinished(request);
+    const purged = await purgeBatch(request);
     total += purged;
     if (purged < request.batchSize || !keepGoing()) return total;
     await nextTurn();
@@ -33,7 +50,7 @@ export interface PurgerOptions {
   register: EventRegister;
   now: () => number;
   log: Logger;
-  /** Finished events whose updated_at is older than this go. */
+  /** Finished events whose updated_at is older than this go, and ignored or unmapped platform deliveries received before it. */
   retentionMs: number;
   batchSize?: number;
   intervalMs: number;
@@ -46,9 +63,9 @@ export interface PurgerEvents {
 
 /**
  * Forgets finished events (SUCCEEDED, FAILED_FINAL) once they are older than
- * the retention, so the register does not grow without bound, and the
- * console's expired sessions. Pending events are never purged: the register
- * is also the delivery queue.
+ * the retention, so the register does not grow without bound, the platforms'
+ * ignored and unmapped deliveries as old, and the console's expired sessions.
+ * Pending events are never purged: the register is also the delivery queue.
  */
 export class Purger extends EventEmitter<PurgerEvents> {
   readonly #register: EventRegister;
@@ -107,6 +124,19 @@ export class Purger extends EventEmitter<PurgerEvents> {
     );
     if (total > 0) {
       this.#log.info({ purged: total, older_than: new Date(olderThan).toISOString() }, "purged finished events");
+    }
+    if (generation === this.#generation) {
+      const sources = await purgeSourcesInBatches(
+        this.#register,
+        { olderThan, batchSize: this.#batchSize },
+        () => generation === this.#generation,
+      );
+      if (sources > 0) {
+        this.#log.info(
+          { purged_deliveries: sources, older_than: new Date(olderThan).toISOString() },
+          "purged ignored and unmapped platform deliveries",
+        );
+      }
     }
     // Expired sessions already open nothing (find ignores them): this only keeps their table small.
     if (generation === this.#generation) {

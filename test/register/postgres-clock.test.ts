@@ -20,7 +20,12 @@ const report = { startedAt: 0, durationMs: 1, outcome: "retryable" } as const;
 
 describe.skipIf(!pg.enabled)("PostgreSQL register: whose clock", () => {
   // The schema comes with the first open; each case starts from empty tables.
-  const registers = postgresRegistersPerTest(pg, ["inbound_events", "delivery_attempts", "event_replays"]);
+  const registers = postgresRegistersPerTest(pg, [
+    "inbound_events",
+    "delivery_attempts",
+    "event_replays",
+    "source_deliveries",
+  ]);
   const { open, databaseNow } = registers;
 
   /** Two instances on one database: "behind" runs SKEW_MS slow, "ahead" SKEW_MS fast. */

@@ -90,6 +90,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       { version: 3, name: "0003_console" },
       { version: 4, name: "0004_console_sessions" },
       { version: 5, name: "0005_attempt_kind" },
+      { version: 6, name: "0006_source_deliveries" },
     ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([
@@ -99,6 +100,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       "inbound_events",
       "rate_limit_windows",
       "register_migrations",
+      "source_deliveries",
     ]);
   });
 

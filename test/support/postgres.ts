@@ -90,5 +90,5 @@ export function postgresForTests() {
 
 /** Empties the register's tables between tests; the schema and its migrations stay. */
 export async function truncateRegister(sql: postgres.Sql): Promise<void> {
-  await sql`TRUNCATE inbound_events, delivery_attempts, event_replays, console_sessions`;
+  await sql`TRUNCATE inbound_events, delivery_attempts, event_replays, console_sessions, source_deliveries`;
 }

@@ -17,6 +17,7 @@ import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
 import { migrate } from "./migrate.ts";
 import { PostgresSessionStore } from "./session-store.ts";
+import { PostgresSourceLog } from "./source-store.ts";
 import * as q from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 
@@ -109,6 +110,7 @@ export class PostgresRegister extends RegisterCore {
         importEvent: (rows) => storage(() => importSnapshot(sql, rows)),
       },
       sessions: new PostgresSessionStore(sql, clock),
+      sources: new PostgresSourceLog(sql),
       hitCounter: {
         hit: async (key, windowMs) => {
           const { hits, reset_in } = await storage(() => q.countHit(sql, key, windowMs));

@@ -10,7 +10,15 @@ import type {
   ReserveRequest,
   Settlement,
 } from "../port.ts";
-import { ATTEMPT_COLUMNS, type AttemptRow, type EventRow, REPLAY_COLUMNS, type ReplayRow } from "../rows.ts";
+import {
+  ATTEMPT_COLUMNS,
+  type AttemptRow,
+  acceptedSourceRow,
+  type EventRow,
+  type NewSourceRow,
+  REPLAY_COLUMNS,
+  type ReplayRow,
+} from "../rows.ts";
 import {
   allFinishedSql,
   claimKind,
@@ -73,8 +81,11 @@ const due = (db: Db, at: At) =>
  * statement: a batch of concurrent reservations, one commit. Within the
  * batch the first request for a key (by position) is the one that may
  * insert. Rows are inserted in key order, so two batches that share keys
- * wait for each other in the same order and never deadlock. Returns the new
- * rows only, each with the 1-based position of the request that made it.
+ * wait for each other in the same order and never deadlock. A new event's
+ * platform delivery (ReserveRequest.source) is inserted by the same
+ * statement, so it commits with its event or not at all; that of a request
+ * that found its event is not. Returns the new rows only, each with the
+ * 1-based position of the request that made it.
  */
 export async function insertEvents(
   db: Db,
@@ -82,14 +93,22 @@ export async function insertEvents(
   clock: ClockSource,
 ): Promise<(EventRow & { ord: number })[]> {
   const column = <K extends keyof ReserveRequest>(key: K) => batch.map((p) => p[key]);
+  const sources = batch.map(sourceOf);
+  const source = <K extends keyof NewSourceRow>(key: K) => sources.map((row) => row?.[key] ?? null);
   const now = clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`caller_now`;
   return db<(EventRow & { ord: number })[]>`
     WITH input AS (
       SELECT * FROM unnest(${column("sender")}::text[], ${column("eventId")}::text[],
                            ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
                            ${column("correlationId")}::text[], ${column("body")}::text[],
-                           ${column("now").map(String)}::bigint[])
-        WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now, ord)),
+                           ${column("now").map(String)}::bigint[],
+                           ${source("platform")}::text[], ${source("key")}::text[], ${source("reason")}::text[],
+                           ${source("ids")}::text[], ${source("payload")}::text[], ${source("content_type")}::text[],
+                           ${source("correlation_id")}::text[],
+                           ${source("received_at").map((at) => (at === null ? null : String(at)))}::bigint[])
+        WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now,
+                             source_platform, source_key, source_reason, source_ids, source_payload,
+                             source_content_type, source_correlation_id, source_received_at, ord)),
     firsts AS (
       SELECT DISTINCT ON (sender, event_id) *, ${now} AS stamped FROM input
        ORDER BY sender, event_id, ord),
@@ -100,9 +119,22 @@ export async function insertEvents(
              stamped, stamped, stamped, stamped
         FROM firsts ORDER BY sender COLLATE "C", event_id COLLATE "C"
       ON CONFLICT (sender, event_id) DO NOTHING
-      RETURNING *)
+      RETURNING *),
+    sourced AS (
+      INSERT INTO source_deliveries (sender, platform, key, outcome, reason, event_id, ids, payload, content_type,
+                                     correlation_id, received_at)
+      SELECT inserted.sender, source_platform, source_key, 'accepted', source_reason, inserted.event_id, source_ids,
+             source_payload, source_content_type, source_correlation_id, source_received_at
+        FROM inserted JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id
+       WHERE source_platform IS NOT NULL)
     SELECT inserted.*, firsts.ord::integer AS ord FROM inserted
       JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id`;
+}
+
+/** A request's platform delivery as its accepted row would be, or null when it has none. */
+function sourceOf(request: ReserveRequest): NewSourceRow | null {
+  const { source } = request;
+  return source === undefined ? null : acceptedSourceRow({ ...request, source });
 }
 
 /** The rows of these keys that exist; absent keys are simply not there. */

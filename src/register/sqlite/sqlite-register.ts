@@ -8,6 +8,7 @@ import { LocalChangeFeed, RegisterCore } from "../register-core.ts";
 import { openConnection } from "./open-connection.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
+import { SqliteSourceLog } from "./source-store.ts";
 import { filterParams, prepareStatements } from "./statements.ts";
 import type { Durability, WriteRunner } from "./write-ops.ts";
 import { openWriter } from "./writer.ts";
@@ -68,6 +69,7 @@ export class SqliteRegister extends RegisterCore {
         importEvent: (rows) => write("importEvent", rows),
       },
       sessions: new SqliteSessionStore(db, { write, read: storage }),
+      sources: new SqliteSourceLog(db, { write, read: storage }),
       feed: new LocalChangeFeed(),
       ping: async () => {
         await write("ping", null);

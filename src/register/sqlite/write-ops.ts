@@ -9,7 +9,7 @@ import type {
   ReserveRequest,
   Settlement,
 } from "../port.ts";
-import type { EventRow } from "../rows.ts";
+import { acceptedSourceRow, type EventRow } from "../rows.ts";
 import {
   claimKind,
   finishedAttempt,
@@ -22,6 +22,7 @@ import {
   settleReleases,
 } from "../rules.ts";
 import { prepareSessionStatements, type SessionStatements, sessionWriteOps } from "./session-statements.ts";
+import { prepareSourceStatements, type SourceStatements, sourceWriteOps } from "./source-statements.ts";
 import { type ImportStatements, prepareImportStatements, prepareStatements, type Statements } from "./statements.ts";
 
 /**
@@ -32,9 +33,14 @@ import { type ImportStatements, prepareImportStatements, prepareStatements, type
  * Rows come back raw; RegisterCore maps them to records.
  */
 export const writeOps = {
+  /** A new event's platform delivery (ReserveRequest.source) goes in with it, in the same savepoint. */
   reserve(sql: WriteStatements, request: ReserveRequest): { created: boolean; row: EventRow } {
     const inserted = sql.events.insert.get(request);
-    if (inserted !== undefined) return { created: true, row: inserted };
+    if (inserted !== undefined) {
+      const { source } = request;
+      if (source !== undefined) sql.sources.insert.run(acceptedSourceRow({ ...request, source }));
+      return { created: true, row: inserted };
+    }
     return { created: false, row: present(sql.events.select.get(request.sender, request.eventId)) };
   },
 
@@ -112,6 +118,7 @@ export const writeOps = {
   },
 
   ...sessionWriteOps,
+  ...sourceWriteOps,
 
   /** Nothing: its batch's BEGIN IMMEDIATE is the proof that the write lock can be taken. */
   ping(_sql: WriteStatements, _none: null): null {
@@ -156,6 +163,7 @@ export interface WriteStatements {
   db: Database.Database;
   events: Statements;
   sessions: SessionStatements;
+  sources: SourceStatements;
   imports(): ImportStatements;
 }
 
@@ -165,6 +173,7 @@ export function prepareWriteStatements(db: Database.Database): WriteStatements {
     db,
     events: prepareStatements(db),
     sessions: prepareSessionStatements(db),
+    sources: prepareSourceStatements(db),
     imports: () => {
       imports ??= prepareImportStatements(db);
       return imports;

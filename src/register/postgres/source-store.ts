@@ -1,0 +1,100 @@
+import { recordedSourceRow, type SourceRow, toSource } from "../rows.ts";
+import type { SourceDelivery, SourceDeliveryFilter, SourceDeliveryInput, SourceDeliveryLog } from "../source-port.ts";
+import type { Db } from "./statements.ts";
+import { storage } from "./storage-errors.ts";
+
+/** Tries of record's insert-then-select: only a purge between the two makes a second one. */
+const RECORD_TRIES = 3;
+
+/**
+ * The platforms' deliveries in source_deliveries (migration 0006), shared by
+ * every instance. Each method is one autocommit statement (record: up to two).
+ * Times are the caller's: a delivery's received_at is when the gateway took
+ * it, compared only with the retention's bound, itself on the caller's clock.
+ */
+export class PostgresSourceLog implements SourceDeliveryLog {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * Read committed: an insert that meets another transaction's uncommitted
+   * row of the same key waits for its commit and does nothing; the SELECT, a
+   * new statement, then sees that row.
+   */
+  async record(delivery: SourceDeliveryInput): Promise<SourceDelivery> {
+    const db = this.#db;
+    const row = recordedSourceRow(delivery);
+    for (let attempt = 0; attempt < RECORD_TRIES; attempt++) {
+      const [inserted] = await storage(
+        () => db<SourceRow[]>`INSERT INTO source_deliveries ${db(row)} ON CONFLICT DO NOTHING RETURNING *`,
+      );
+      if (inserted !== undefined) return toSource(inserted);
+      const [kept] = await storage(
+        () => db<SourceRow[]>`
+          SELECT * FROM source_deliveries
+           WHERE sender = ${row.sender} AND platform = ${row.platform} AND key = ${row.key} AND outcome = 'unmapped'`,
+      );
+      if (kept !== undefined) return toSource(kept);
+    }
+    throw new Error(`the delivery kept under ${delivery.platform} key ${delivery.key} keeps vanishing`);
+  }
+
+  async find(id: number): Promise<SourceDelivery | undefined> {
+    const db = this.#db;
+    const [row] = await storage(() => db<SourceRow[]>`SELECT * FROM source_deliveries WHERE id = ${id}`);
+    return row === undefined ? undefined : toSource(row);
+  }
+
+  async ofEvent(sender: string, eventId: string): Promise<SourceDelivery | undefined> {
+    const db = this.#db;
+    // The accepted delivery first, then one remapped to the event.
+    const [row] = await storage(
+      () => db<SourceRow[]>`
+        SELECT * FROM source_deliveries WHERE sender = ${sender} AND event_id = ${eventId}
+         ORDER BY outcome = 'accepted' DESC, id LIMIT 1`,
+    );
+    return row === undefined ? undefined : toSource(row);
+  }
+
+  /** Only the filters given, so that the planner sees plain equalities (the outcome index). */
+  async list(filter: SourceDeliveryFilter): Promise<SourceDelivery[]> {
+    const db = this.#db;
+    const conditions = [
+      filter.sender === undefined ? undefined : db`sender = ${filter.sender}`,
+      filter.platform === undefined ? undefined : db`platform = ${filter.platform}`,
+      filter.outcome === undefined ? undefined : db`outcome = ${filter.outcome}`,
+      filter.beforeId === undefined ? undefined : db`id < ${filter.beforeId}`,
+    ].filter((condition) => condition !== undefined);
+    const where = conditions.reduce((sql, condition) => db`${sql} AND ${condition}`, db`TRUE`);
+    const rows = await storage(
+      () => db<SourceRow[]>`SELECT * FROM source_deliveries WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`,
+    );
+    return rows.map(toSource);
+  }
+
+  async markRemapped(id: number, eventId: string, now: number): Promise<boolean> {
+    const db = this.#db;
+    const result = await storage(
+      () => db`
+        UPDATE source_deliveries SET event_id = ${eventId}, remapped_at = ${now}::bigint
+         WHERE id = ${id} AND outcome = 'unmapped' AND remapped_at IS NULL`,
+    );
+    return result.count > 0;
+  }
+
+  /** One batch; SKIP LOCKED and by ctid, as the events' purge (statements.ts, purge) says why. */
+  async purge(request: { olderThan: number; batchSize: number }): Promise<number> {
+    const db = this.#db;
+    const result = await storage(
+      () => db`
+        DELETE FROM source_deliveries WHERE ctid = ANY (ARRAY(
+          SELECT ctid FROM source_deliveries
+           WHERE outcome <> 'accepted' AND received_at < ${request.olderThan}::bigint
+           LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`,
+    );
+    return result.count;
+  }
+}

@@ -1,0 +1,46 @@
+import type Database from "better-sqlite3";
+import { recordedSourceRow, toSource } from "../rows.ts";
+import type { SourceDelivery, SourceDeliveryFilter, SourceDeliveryInput, SourceDeliveryLog } from "../source-port.ts";
+import type { SessionStorage } from "./session-store.ts";
+import { prepareSourceStatements, type SourceStatements } from "./source-statements.ts";
+
+/**
+ * The platforms' deliveries in the register's SQLite file: writes by group
+ * commit on the writer (as the sessions' are), reads on this connection.
+ */
+export class SqliteSourceLog implements SourceDeliveryLog {
+  readonly #sql: SourceStatements;
+  readonly #storage: SessionStorage;
+
+  constructor(db: Database.Database, storage: SessionStorage) {
+    this.#sql = storage.read(() => prepareSourceStatements(db));
+    this.#storage = storage;
+  }
+
+  async record(delivery: SourceDeliveryInput): Promise<SourceDelivery> {
+    // Checked here: an error's class does not survive the way back from the writer thread.
+    return toSource(await this.#storage.write("recordSource", recordedSourceRow(delivery)));
+  }
+
+  async find(id: number): Promise<SourceDelivery | undefined> {
+    const row = this.#storage.read(() => this.#sql.select.get(id));
+    return row === undefined ? undefined : toSource(row);
+  }
+
+  async ofEvent(sender: string, eventId: string): Promise<SourceDelivery | undefined> {
+    const row = this.#storage.read(() => this.#sql.selectOfEvent.get(sender, eventId));
+    return row === undefined ? undefined : toSource(row);
+  }
+
+  async list(filter: SourceDeliveryFilter): Promise<SourceDelivery[]> {
+    return this.#storage.read(() => this.#sql.list(filter)).map(toSource);
+  }
+
+  markRemapped(id: number, eventId: string, now: number): Promise<boolean> {
+    return this.#storage.write("markSourceRemapped", { id, eventId, now });
+  }
+
+  purge(request: { olderThan: number; batchSize: number }): Promise<number> {
+    return this.#storage.write("purgeSources", { olderThan: request.olderThan, batchSize: request.batchSize });
+  }
+}
