@@ -65,6 +65,23 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     ];
     await reserve("old-pending", Date.now() - 40 * DAY);
     ids.push("old-pending");
+    for (const [key, age] of [
+      ["woocommerce:1", 40 * DAY],
+      ["woocommerce:2", HOUR],
+    ] as const) {
+      await db.register.sources.record({
+        sender: "default",
+        platform: "woocommerce",
+        key,
+        outcome: "ignored",
+        reason: 'status is "pending"',
+        ids: "{}",
+        payload: "{}",
+        contentType: "application/json",
+        correlationId: `c-${key}`,
+        receivedAt: Date.now() - age,
+      });
+    }
     await db.close();
     return ids;
   }
@@ -75,7 +92,10 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     const run = gateway(["purge"], db.env);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    const match = /^purged 2 finished events older than (\S+Z)$/.exec(run.stdout.trim());
+    const [eventsLine, deliveriesLine] = run.stdout.trim().split("\n");
+    const match = /^purged 2 finished events older than (\S+Z)$/.exec(eventsLine ?? "");
+    // The platforms' ignored deliveries age out with the same bound: the 40-day-old one goes, the hour-old one stays.
+    expect(deliveriesLine).toMatch(/^purged 1 ignored or unmapped platform deliveries received before \S+Z$/);
     const cutoff = Date.parse(match?.[1] ?? "");
     expect(cutoff).toBeGreaterThanOrEqual(before - 30 * DAY);
     expect(cutoff).toBeLessThan(Date.now() - 30 * DAY);

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.ts";
 import type { EventRegister } from "../../register/port.ts";
-import { DEFAULT_PURGE_BATCH_SIZE, purgeInBatches } from "../../retention/purger.ts";
+import { DEFAULT_PURGE_BATCH_SIZE, purgeInBatches, purgeSourcesInBatches } from "../../retention/purger.ts";
 import { integerOption, noPositionals, parsing } from "../args.ts";
 import type { CliContext, Command } from "../context.ts";
 import { iso } from "../format.ts";
@@ -29,6 +29,9 @@ export async function purgeEvents(options: PurgeOptions, register: EventRegister
   }
   const purged = await purgeInBatches(register, { olderThan, batchSize: options.batchSize });
   io.out(`purged ${purged} finished events older than ${iso(olderThan)}`);
+  // The platforms' ignored and unmapped deliveries age out with the same bound, as the running gateway purges them.
+  const deliveries = await purgeSourcesInBatches(register, { olderThan, batchSize: options.batchSize });
+  io.out(`purged ${deliveries} ignored or unmapped platform deliveries received before ${iso(olderThan)}`);
   return 0;
 }
 
@@ -40,7 +43,9 @@ export const purgeCommand: Command = {
 
 Deletes SUCCEEDED and FAILED_FINAL events that finished (or were last
 replayed) more than N hours ago, with their attempts and replay audit rows.
-Pending events (PROCESSING, FAILED_RETRYABLE) are never deleted. A running
+Pending events (PROCESSING, FAILED_RETRYABLE) are never deleted. Platforms'
+ignored and unmapped webhook deliveries received before the same bound go
+too (an accepted one goes with its event). A running
 gateway does the same every PURGE_INTERVAL_MS on its own.
 
 A purged event is forgotten: if its sender sends the event_id again, it is
