@@ -1,4 +1,4 @@
-import { canonicalizeEvent, fingerprintOf } from "../domain/fingerprint.ts";
+import { canonicalizeEvent } from "../domain/fingerprint.ts";
 import type { EventRecord } from "../register/port.ts";
 import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "../sources/port.ts";
@@ -132,8 +132,10 @@ const WAIT_SHARE = 0.2;
  */
 function sameOrderAsFirst(first: EventRecord, event: Extract<Reading, { kind: "paid" }>["event"]): boolean {
   const firstEvent = JSON.parse(first.body) as { occurred_at?: unknown };
-  const aligned = canonicalizeEvent({ ...event, occurred_at: firstEvent.occurred_at }, first.policyVersion);
-  return fingerprintOf(aligned.text, first.policyVersion) === first.fingerprint;
+  return (
+    canonicalizeEvent({ ...event, occurred_at: firstEvent.occurred_at }, first.policyVersion).fingerprint ===
+    first.fingerprint
+  );
 }
 
 /** The headers the adapters read (the platforms' own and Content-Type), never a signature: what remap reads again. */

@@ -5,10 +5,6 @@ declare module "fastify" {
     /** Set by handlers that know it, for the request's one log line. */
     logEvent: { eventId?: string; eventStatus?: string } | undefined;
   }
-  interface FastifyContextConfig {
-    /** The path's last segment is a secret (Tilda's webhook URL): logged as "<secret>". */
-    secretPathTail?: boolean;
-  }
 }
 
 const CORRELATION_LABEL = "correlation_id";
@@ -42,7 +38,7 @@ export class RequestLog extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const fields = {
       method: request.method,
-      url: request.routeOptions.config.secretPathTail === true ? withoutSecretTail(request.url) : request.url,
+      url: withoutUrlSecret(request.url),
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
       client_ip: request.ip,
@@ -72,7 +68,12 @@ export class RequestLog extends LogController {
   }
 }
 
-/** `/a/b/<token>?q` → `/a/b/<secret>?q`. */
-function withoutSecretTail(url: string): string {
-  return url.replace(/\/[^/?]*(?=\?|$)/, "/<secret>");
+/**
+ * Tilda's webhook URL ends in the sender's secret (routes/webhooks.ts): logged as `<secret>`, on
+ * every request to that path, matched or not (a GET opened in a browser is a 404 with the same URL).
+ */
+const TILDA_SECRET_TAIL = /^(\/integration\/v1\/webhooks\/tilda\/[^/?]*\/)[^?]+/;
+
+function withoutUrlSecret(url: string): string {
+  return url.startsWith("/integration/v1/webhooks/tilda/") ? url.replace(TILDA_SECRET_TAIL, "$1<secret>") : url;
 }

@@ -69,5 +69,27 @@ describe("a gateway configured with platform webhooks only", () => {
     expect(answer.status).toBe(401);
     expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/webhook-signature" });
     expect(answer.headers["x-correlation-id"]).toBeTruthy();
+    // Anyone can write any sender into a URL: they all count as "-", never one series each.
+    const counted = [...(await samples()).keys()];
+    expect(counted).toContain(series("unauthorized", "-"));
+    expect(counted.join("\n")).not.toContain("shop-unknown");
+  });
+
+  it("never logs the secret at the end of a Tilda URL, even on a request no route takes", async () => {
+    const secret = "tilda-secret-in-a-url-7f3a9c";
+    const opened = await call(`${h.gw.url}/integration/v1/webhooks/tilda/shop-p/${secret}?from=browser`);
+    expect(opened.status).toBe(404);
+    const posted = await call(`${h.gw.url}/integration/v1/webhooks/tilda/shop-p/${secret}`, {
+      method: "POST",
+      body: "test=test",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(posted.status).toBe(401);
+    const lines = h.gw.logs.filter((line) => String(line.url).startsWith("/integration/v1/webhooks/tilda/"));
+    expect(lines.map((line) => line.url)).toEqual([
+      "/integration/v1/webhooks/tilda/shop-p/<secret>?from=browser",
+      "/integration/v1/webhooks/tilda/shop-p/<secret>",
+    ]);
+    expect(JSON.stringify(h.gw.logs)).not.toContain(secret);
   });
 });

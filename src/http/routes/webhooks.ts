@@ -13,6 +13,9 @@ import { webhookRouteSchema } from "./webhook-schemas.ts";
 
 export const WEBHOOKS_PATH = "/integration/v1/webhooks";
 
+/** The sender a request to an unconfigured webhook URL counts as: one series, one bucket, whatever the URL says. */
+const UNKNOWN_SENDER = "-";
+
 export interface WebhookRoutesOptions {
   intake: WebhookIntake;
   adapters: Readonly<Record<Platform, SourceAdapter>>;
@@ -62,7 +65,9 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
 
   const platformOf = (request: FastifyRequest): Platform => request.routeOptions.config.platform ?? "shopify";
   app.addHook("onRequest", async (request) => {
-    request.sender = (request.params as WebhookParams).sender;
+    const { sender } = request.params as WebhookParams;
+    // Anyone can name any sender in a URL: only a configured one gets its own metric series and rate-limit bucket.
+    request.sender = settingsFor.has(`${platformOf(request)}/${sender}`) ? sender : UNKNOWN_SENDER;
   });
   app.addHook("onError", async (request, _reply, error) => {
     metrics.webhook(platformOf(request), request.sender, problemCodeFor(error));
@@ -124,8 +129,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   for (const platform of Object.keys(options.adapters) as Platform[]) {
     const path =
       platform === "tilda" ? `${WEBHOOKS_PATH}/tilda/:sender/:token` : `${WEBHOOKS_PATH}/${platform}/:sender`;
-    const config = { platform, secretPathTail: platform === "tilda" };
-    app.post<{ Params: WebhookParams }>(path, { schema: webhookRouteSchema(platform), config }, handle);
+    app.post<{ Params: WebhookParams }>(path, { schema: webhookRouteSchema(platform), config: { platform } }, handle);
   }
 }
 
