@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { admitOrderPaid } from "../accept/admit-order-paid.ts";
 import { readJsonBody } from "../accept/read-json-body.ts";
-import { header, MappingError } from "./mapping.ts";
+import { header } from "./mapping.ts";
+import { paymentReading } from "./payment-reading.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
 import { type Json, objectOf, shopifyId, shopifyOrderEvent, textOf } from "./shopify-order.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
@@ -109,19 +109,7 @@ function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
   }
   const notPaid = notPaidReason(order, settings);
   if (notPaid !== undefined) return { kind: "ignored", key, reason: notPaid, ids };
-  let event: ReturnType<typeof shopifyOrderEvent>;
-  try {
-    event = shopifyOrderEvent(order, orderId, key, settings);
-  } catch (error) {
-    if (error instanceof MappingError) return { kind: "unmapped", key, reason: error.message, ids };
-    throw error;
-  }
-  const admission = admitOrderPaid(event, undefined);
-  if (!admission.ok) {
-    const errors = (admission.errors ?? []).map((e) => `${e.path}: ${e.message}`).join("; ");
-    return { kind: "unmapped", key, reason: errors === "" ? admission.detail : `${admission.detail}: ${errors}`, ids };
-  }
-  return { kind: "paid", event, ids };
+  return paymentReading(key, ids, () => shopifyOrderEvent(order, orderId, key, settings));
 }
 
 export const shopifyAdapter: SourceAdapter = {

@@ -1,8 +1,8 @@
-import { type Admission, admitOrderPaid } from "../accept/admit-order-paid.ts";
 import { readJsonBody } from "../accept/read-json-body.ts";
 import { parseStrictJson } from "../domain/strict-json.ts";
 import { readFormBody } from "./form-body.ts";
-import { header, MappingError } from "./mapping.ts";
+import { header } from "./mapping.ts";
+import { paymentReading } from "./payment-reading.ts";
 import type { PlatformIds, Reading, SourceAdapter, WebhookDelivery } from "./port.ts";
 import { isSecretToken } from "./signature.ts";
 import { text, tildaKey, tildaOrderEvent } from "./tilda-order.ts";
@@ -58,16 +58,9 @@ export const tildaAdapter: SourceAdapter = {
     const ids = idsOf(fields, payment);
     const notPaid = notPaidReason(payment);
     if (notPaid !== undefined) return { kind: "ignored", key, reason: notPaid, ids };
-    let event: ReturnType<typeof tildaOrderEvent>;
-    try {
-      event = tildaOrderEvent({ fields, payment, orderId, receivedAt: delivery.receivedAt }, settings);
-    } catch (error) {
-      if (error instanceof MappingError) return { kind: "unmapped", key, reason: error.message, ids };
-      throw error;
-    }
-    const admission = admitOrderPaid(event, undefined);
-    if (!admission.ok) return { kind: "unmapped", key, reason: refusal(admission), ids };
-    return { kind: "paid", event, ids };
+    return paymentReading(key, ids, () =>
+      tildaOrderEvent({ fields, payment, orderId, receivedAt: delivery.receivedAt }, settings),
+    );
   },
 };
 
@@ -158,11 +151,6 @@ function idsOf(fields: Fields, payment: Fields): PlatformIds {
     if (given !== undefined && given !== "") ids[name] = given.slice(0, 128);
   }
   return ids;
-}
-
-function refusal(admission: Extract<Admission, { ok: false }>): string {
-  const errors = (admission.errors ?? []).map((error) => `${error.path} ${error.message}`);
-  return errors.length === 0 ? admission.detail : `${admission.detail}: ${errors.join("; ")}`;
 }
 
 function isObject(value: unknown): value is Fields {

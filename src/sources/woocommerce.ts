@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type Admission, admitOrderPaid } from "../accept/admit-order-paid.ts";
 import { readJsonBody } from "../accept/read-json-body.ts";
 import { header, MappingError } from "./mapping.ts";
+import { paymentReading } from "./payment-reading.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
 import { isRecord, paidInstant, type WooRecord, wooOrderEvent } from "./woocommerce-order.ts";
@@ -68,17 +68,16 @@ function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
   if (deleted) return { kind: "ignored", key: orderKey, reason: "topic is order.deleted: the order was deleted", ids };
   const unpaid = notPaidReason(order);
   if (unpaid !== undefined) return { kind: "ignored", key: orderKey, reason: unpaid, ids };
-  let key = orderKey;
+  let paidAt: string;
   try {
-    // One payment, one key: date_paid_gmt stays when the order moves on to completed.
-    key = `${orderKey}:${paidInstant(order).replace(/[^0-9]/g, "")}`;
-    const admission = admitOrderPaid(wooOrderEvent(order, key, settings), undefined);
-    if (!admission.ok) return { kind: "unmapped", key, reason: admissionReason(admission), ids };
-    return { kind: "paid", event: admission.event, ids };
+    paidAt = paidInstant(order);
   } catch (error) {
-    if (error instanceof MappingError) return { kind: "unmapped", key, reason: error.message, ids };
+    if (error instanceof MappingError) return { kind: "unmapped", key: orderKey, reason: error.message, ids };
     throw error;
   }
+  // One payment, one key: date_paid_gmt stays when the order moves on to completed.
+  const key = `${orderKey}:${paidAt.replace(/[^0-9]/g, "")}`;
+  return paymentReading(key, ids, () => wooOrderEvent(order, key, settings));
 }
 
 /** Why a signed delivery is not an order webhook (a product's, an action's), or undefined when it is one. */
@@ -140,7 +139,3 @@ function orderIds(order: WooRecord): PlatformIds {
 }
 
 /** The gateway's own refusal of the mapped event, in one line for support. */
-function admissionReason(admission: Extract<Admission, { ok: false }>): string {
-  const errors = (admission.errors ?? []).map((error) => `${error.path} ${error.message}`);
-  return errors.length === 0 ? admission.detail : `${admission.detail}: ${errors.join("; ")}`;
-}
