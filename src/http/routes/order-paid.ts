@@ -1,4 +1,3 @@
-import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from "fastify";
 import type { AcceptResult } from "../../accept/accept-result.ts";
@@ -15,7 +14,7 @@ import { answerFor, JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { headersProblem, MAYBE_JSON } from "../json-body.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { authenticateSender } from "../sender-auth.ts";
-import { sharedRateLimitStore } from "../shared-rate-limit-store.ts";
+import { limitSenderRate } from "../sender-rate-limit.ts";
 import {
   EVENT_PATH,
   getOrderPaidStatusSchema,
@@ -78,25 +77,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
   app.addHook("onError", async (request, _reply, error) => {
     if (request.method === "POST") metrics.rejected(request.sender, problemCodeFor(error));
   });
-  if (options.rateLimit.max > 0) {
-    // Registered inside this plugin, so health, metrics and docs are never counted.
-    await app.register(rateLimit, {
-      max: options.rateLimit.max,
-      timeWindow: options.rateLimit.windowMs,
-      hook: "preParsing",
-      keyGenerator: (request) => request.sender,
-      // Shared across instances when the register has a counter for it (PostgreSQL). If that
-      // counter cannot be reached, the register itself cannot record either and answers 503:
-      // the limit steps aside rather than turning an outage into 500s.
-      ...(register.hitCounter === undefined ? {} : { store: sharedRateLimitStore(register.hitCounter) }),
-      skipOnError: true,
-      errorResponseBuilder: (request, context) =>
-        new GatewayProblem(
-          "GW_ERR_RATE_LIMITED",
-          `more than ${context.max} requests in ${Math.round(options.rateLimit.windowMs / 1000)} s from sender "${request.sender}"; retry after ${context.after}`,
-        ),
-    });
-  }
+  await limitSenderRate(app, options.rateLimit, register.hitCounter);
 
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -1,4 +1,3 @@
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebhookIntake, WebhookOutcome } from "../../accept/webhook-intake.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
@@ -7,7 +6,7 @@ import type { EventRegister } from "../../register/port.ts";
 import type { Platform, SourceAdapter, SourceSettings } from "../../sources/port.ts";
 import { problemAnswer } from "../answers.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
-import { sharedRateLimitStore } from "../shared-rate-limit-store.ts";
+import { limitSenderRate } from "../sender-rate-limit.ts";
 import { webhookAnswerFor } from "../webhook-answers.ts";
 import { webhookRouteSchema } from "./webhook-schemas.ts";
 
@@ -72,24 +71,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   app.addHook("onError", async (request, _reply, error) => {
     metrics.webhook(platformOf(request), request.sender, problemCodeFor(error));
   });
-  if (options.rateLimit.max > 0) {
-    await app.register(rateLimit, {
-      max: options.rateLimit.max,
-      timeWindow: options.rateLimit.windowMs,
-      hook: "preParsing",
-      // The sender's own budget, shared with its token-sent events: a retry storm is one sender's traffic.
-      keyGenerator: (request) => request.sender,
-      ...(options.register.hitCounter === undefined
-        ? {}
-        : { store: sharedRateLimitStore(options.register.hitCounter) }),
-      skipOnError: true,
-      errorResponseBuilder: (request, context) =>
-        new GatewayProblem(
-          "GW_ERR_RATE_LIMITED",
-          `more than ${context.max} requests in ${Math.round(options.rateLimit.windowMs / 1000)} s for sender "${request.sender}"; retry after ${context.after}`,
-        ),
-    });
-  }
+  await limitSenderRate(app, options.rateLimit, options.register.hitCounter);
 
   const handle = async (request: FastifyRequest<{ Params: WebhookParams }>, reply: FastifyReply) => {
     const platform = platformOf(request);
