@@ -134,10 +134,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     rateLimit: deps.rateLimit,
     metrics: deps.metrics,
   });
-  app.register(webhookRoutes, {
+  // One intake for the platforms' routes and for support's remaps (the admin API, the console).
+  const webhooks = {
     intake: new WebhookIntake({ acceptor: deps.acceptor, deliveries: deps.register.sources, now: deps.now }),
     adapters: ADAPTERS,
     sources: deps.sources ?? [],
+  };
+  app.register(webhookRoutes, {
+    ...webhooks,
     register: deps.register,
     metrics: deps.metrics,
     rateLimit: deps.rateLimit,
@@ -149,11 +153,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const operators =
     deps.operators ?? configuredOperators({ file: undefined, adminToken: deps.adminToken, senders: deps.senders });
   if (operators.length > 0) {
-    app.register(adminRoutes, { register: deps.register, operators, now: deps.now });
+    app.register(adminRoutes, { register: deps.register, operators, webhooks, now: deps.now });
     app.register(consoleRoutes, {
       prefix: CONSOLE_PATH,
       register: deps.register,
       operators,
+      webhooks,
       sessionLifetime: deps.consoleSession,
       now: deps.now,
     });

@@ -129,6 +129,18 @@ export const problems = {
     title: "This event cannot be replayed now",
     retryable: false,
   },
+  GW_ERR_REMAP_REFUSED: {
+    status: 409,
+    slug: "remap-refused",
+    title: "This platform delivery cannot be mapped again",
+    retryable: false,
+  },
+  GW_ERR_STILL_UNMAPPED: {
+    status: 422,
+    slug: "still-unmapped",
+    title: "The platform delivery still does not map to an order",
+    retryable: false,
+  },
   GW_ERR_UNAUTHORIZED: {
     status: 401,
     slug: "unauthorized",

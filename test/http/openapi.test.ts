@@ -56,6 +56,10 @@ const OWN_STATUSES: Readonly<Record<string, readonly number[]>> = {
   [`GET ${ADMIN}/events/:event_id`]: [200, 404, 409],
   // 409 replay refused or ambiguous
   [`POST ${ADMIN}/events/:event_id/replay`]: [202, 404, 409],
+  [`GET ${ADMIN}/webhook-deliveries`]: [200],
+  [`GET ${ADMIN}/webhook-deliveries/:id`]: [200, 404],
+  // 409 not unmapped, mapped already, or its platform no longer configured; 422 still does not map
+  [`POST ${ADMIN}/webhook-deliveries/:id/remap`]: [202, 404, 409, 422],
   // 201/200/202 by state, ignored 200, unmapped 202; 400 not the platform's format; 401 signature;
   // 429 rate limit, bad signatures throttled; 503 storage (docs/platform-webhooks.md, src/http/webhook-answers.ts).
   [`POST ${WEBHOOKS}/shopify/:sender`]: [200, 201, 202, 400, 401, 429, 503],

@@ -1,6 +1,7 @@
 import type { Principal } from "../../config/operators.ts";
 import type { EventStatus } from "../../domain/event-status.ts";
 import { allowed } from "../../operations/authorization.ts";
+import { type DeliveryForReader, deliveryForReader } from "../../operations/remap-delivery.ts";
 import type {
   AttemptRecord,
   Backlog,
@@ -9,7 +10,9 @@ import type {
   PageCursor,
   ReplayRecord,
 } from "../../register/port.ts";
+import type { SourceDelivery } from "../../register/source-port.ts";
 import { maskPersonalData } from "../../views/mask-personal-data.ts";
+import type { DeliveryQuery } from "./delivery-query.ts";
 import type { ListQuery } from "./list-query.ts";
 
 /** What the console's pages read from the register, one function per page. */
@@ -59,6 +62,8 @@ export interface EventDetails {
   body: unknown;
   /** True when e-mail and phone were masked (a viewer). */
   masked: boolean;
+  /** The platform delivery it came from, if it came from a platform. */
+  delivery: SourceDelivery | undefined;
 }
 
 /** Everything the event page shows, the body masked for anyone who may not read personal data. */
@@ -70,11 +75,44 @@ export async function loadEventDetails(
 ): Promise<EventDetails | undefined> {
   const record = await register.find(sender, eventId);
   if (record === undefined) return undefined;
-  const [attempts, replays] = await Promise.all([
+  const [attempts, replays, delivery] = await Promise.all([
     register.listAttempts(sender, eventId),
     register.listReplays(sender, eventId),
+    register.sources.ofEvent(sender, eventId),
   ]);
   const masked = !allowed(reader.role, "personal-data.read");
   const body = JSON.parse(record.body) as unknown;
-  return { record, attempts, replays, body: masked ? maskPersonalData(body) : body, masked };
+  return { record, attempts, replays, body: masked ? maskPersonalData(body) : body, masked, delivery };
+}
+
+export interface DeliveryListData {
+  query: DeliveryQuery;
+  deliveries: SourceDelivery[];
+  /** Where the "Older" page starts; undefined on the last page. */
+  older: number | undefined;
+}
+
+/** The platforms' kept deliveries, newest first, a page at a time. */
+export async function loadDeliveryList(register: EventRegister, query: DeliveryQuery): Promise<DeliveryListData> {
+  const { outcome, sender, before } = query;
+  // One row more than shown says whether an older page exists.
+  const rows = await register.sources.list({
+    limit: PAGE_SIZE + 1,
+    ...(outcome === undefined ? {} : { outcome }),
+    ...(sender === undefined ? {} : { sender }),
+    ...(before === undefined ? {} : { beforeId: before }),
+  });
+  const deliveries = rows.slice(0, PAGE_SIZE);
+  const older = rows.length > PAGE_SIZE ? deliveries.at(-1)?.id : undefined;
+  return { query, deliveries, older };
+}
+
+/** One delivery, its payload masked for anyone who may not read personal data. */
+export async function loadDelivery(
+  register: EventRegister,
+  id: number,
+  reader: Principal,
+): Promise<DeliveryForReader | undefined> {
+  const delivery = await register.sources.find(id);
+  return delivery === undefined ? undefined : deliveryForReader(delivery, reader);
 }

@@ -2,6 +2,7 @@ import fastifyCookie from "@fastify/cookie";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { OperatorEntry } from "../../config/operators.ts";
 import { problems } from "../../errors/catalogue.ts";
+import type { PlatformWebhooks } from "../../operations/remap-delivery.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { problemCodeFor } from "../problem-handler.ts";
 import { overTls } from "../security-headers.ts";
@@ -11,6 +12,7 @@ import { acceptFormBodies, FORM_BODY_LIMIT, formOf } from "./form-body.ts";
 import { consolePaths, withQuery } from "./paths.ts";
 import { sendPage, signedInOf } from "./requests.ts";
 import { assetRoutes } from "./routes/assets.ts";
+import { deliveryRoutes } from "./routes/deliveries.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { replayRoutes } from "./routes/replay.ts";
 import { signInRoutes } from "./routes/sign-in.ts";
@@ -24,6 +26,8 @@ export interface ConsoleOptions {
   register: EventRegister;
   /** Who may sign in, each with a role (OPERATORS_FILE and ADMIN_TOKEN); roles are read from here on every request. */
   operators: readonly OperatorEntry[];
+  /** The platforms' intake and settings: "Map again" on a platform delivery uses them. */
+  webhooks: PlatformWebhooks;
   /** CONSOLE_SESSION_IDLE_MS and CONSOLE_SESSION_MAX_MS; 30 minutes and 8 hours when absent. */
   sessionLifetime?: SessionLifetime;
   now: () => number;
@@ -64,6 +68,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
     requireSession(signedIn, sessions);
     await signedIn.register(eventRoutes, { register: options.register, now: options.now });
     await signedIn.register(replayRoutes, { register: options.register, now: options.now });
+    await signedIn.register(deliveryRoutes, { register: options.register, webhooks: options.webhooks });
     signedIn.post("/sign-out", { schema: { hide: true } }, async (request, reply) => {
       await sessions.signOut(signedInOf(request).session);
       clearCookie(reply, SESSION_COOKIE, overTls(request));

@@ -16,6 +16,9 @@ export const consolePaths = {
   bulkReplayConfirm: `${CONSOLE_PATH}/bulk-replay/confirm`,
   stylesheet: `${CONSOLE_PATH}/assets/console.css`,
   script: `${CONSOLE_PATH}/assets/console.js`,
+  deliveries: `${CONSOLE_PATH}/webhook-deliveries`,
+  delivery: (id: number) => `${CONSOLE_PATH}/webhook-deliveries/${id}`,
+  remap: (id: number) => `${CONSOLE_PATH}/webhook-deliveries/${id}/remap`,
   event: (sender: string, eventId: string) =>
     `${CONSOLE_PATH}/events/${encodeURIComponent(sender)}/${encodeURIComponent(eventId)}`,
   replay: (sender: string, eventId: string) => `${consolePaths.event(sender, eventId)}/replay`,

@@ -24,16 +24,16 @@ export const ADMIN_ACTIONS = {
  * document cannot drift from it: OpenAPI 3.1 lets a bearer requirement list
  * the roles it needs, and these are the roles that may call the route.
  */
-function securityFor(action: Action) {
+export function securityFor(action: Action) {
   return [{ adminBearer: rolesAllowed(action) }];
 }
 
 /** What the route's description says about who may call it. */
-function whoMay(action: Action): string {
+export function whoMay(action: Action): string {
   return ` Roles: ${rolesAllowed(action).join(", ")} (a bearer token from OPERATORS_FILE, or ADMIN_TOKEN as admin); no token 401 \`unauthorized\`, a token that is nobody's (a sender's included) 403 \`forbidden\`, a role without this right 403 \`forbidden\`.`;
 }
 
-const senderId = { pattern: "^[A-Za-z0-9._-]{1,64}$" };
+export const senderId = { pattern: "^[A-Za-z0-9._-]{1,64}$" };
 
 export const SenderQuery = Type.Object(
   {

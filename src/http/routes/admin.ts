@@ -6,6 +6,7 @@ import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
 import { allowed } from "../../operations/authorization.ts";
 import { lookUpEvent } from "../../operations/look-up-event.ts";
+import type { PlatformWebhooks } from "../../operations/remap-delivery.ts";
 import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
@@ -20,6 +21,7 @@ import {
   replayEventSchema,
   type SenderQuery,
 } from "./admin-schemas.ts";
+import { deliveryRoutes } from "./admin-webhooks.ts";
 
 export const ADMIN_PATH = "/integration/v1/admin";
 
@@ -27,6 +29,8 @@ export interface AdminRoutesOptions {
   register: EventRegister;
   /** Everyone who may call these routes, each with a role (OPERATORS_FILE and ADMIN_TOKEN). */
   operators: readonly OperatorEntry[];
+  /** The platforms' intake and settings: the platform deliveries' routes (admin-webhooks.ts) remap with them. */
+  webhooks: PlatformWebhooks;
   now: () => number;
 }
 
@@ -144,6 +148,8 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
     };
     return reply.code(202).header("location", statusUrl(eventId)).type(JSON_CONTENT_TYPE).send(JSON.stringify(view));
   });
+
+  deliveryRoutes(app, { register, webhooks: options.webhooks });
 }
 
 /**

@@ -1,6 +1,8 @@
+import { storedIds } from "../../../accept/webhook-intake.ts";
 import { EventStatus, isFinished } from "../../../domain/event-status.ts";
 import { REPLAY_REASON_MAX } from "../../../operations/replay-event.ts";
 import type { AttemptKind, AttemptRecord, EventRecord, ReplayRecord } from "../../../register/port.ts";
+import type { SourceDelivery } from "../../../register/source-port.ts";
 import type { EventDetails } from "../console-reads.ts";
 import { type Html, html } from "../html.ts";
 import { consolePaths } from "../paths.ts";
@@ -30,6 +32,7 @@ export function eventPage(signedIn: SignedIn, details: EventDetails, notice: Eve
   const content = html`${notice.replayed ? html`<p class="notice" role="status">Replay recorded. ${pending ? "This page follows the new attempt until the event ends." : ""}</p>` : ""}
 <p class="event-status">Status: ${statusBadge(record.status)}</p>
 ${summary(record)}
+${details.delivery === undefined ? "" : platformSection(details.delivery)}
 ${attemptsSection(details.attempts)}
 ${replaysSection(details.replays)}
 ${mayReplay(signedIn) ? replayForm(signedIn, record) : ""}
@@ -51,6 +54,21 @@ ${record.lastError === null ? "" : html`<div><dt>Last error</dt><dd>${record.las
 ${pending && record.nextAttemptAt !== null ? html`<div><dt>Next attempt</dt><dd>${utcText(record.nextAttemptAt)}</dd></div>` : ""}
 ${record.leaseUntil === null ? "" : html`<div><dt>Lease</dt><dd>${record.leaseOwner ?? "?"} until ${utcText(record.leaseUntil)}</dd></div>`}
 </dl>`;
+}
+
+/** Where a platform's order came from: the platform, its own ids for the delivery, and the delivery as kept. */
+function platformSection(delivery: SourceDelivery): Html {
+  const ids = Object.entries(storedIds(delivery).ids);
+  return html`<section aria-labelledby="platform-heading">
+<h2 id="platform-heading">Platform</h2>
+<dl class="facts">
+<div><dt>Platform</dt><dd>${delivery.platform}</dd></div>
+${ids.map(([name, value]) => html`<div><dt>${name}</dt><dd>${value}</dd></div>`)}
+<div><dt>Received</dt><dd>${utcText(delivery.receivedAt)}</dd></div>
+${delivery.remappedAt === null ? "" : html`<div><dt>Mapped again</dt><dd>${utcText(delivery.remappedAt)}</dd></div>`}
+<div><dt>Delivery</dt><dd><a href="${consolePaths.delivery(delivery.id)}">delivery ${delivery.id}, with its payload as received</a></dd></div>
+</dl>
+</section>`;
 }
 
 /** The timeline: one row per attempt, what 1C answered, how long it took, and whether its outcome was applied. */

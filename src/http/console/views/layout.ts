@@ -48,6 +48,7 @@ function signedInHeader(signedIn: SignedIn, searchTerm: string): Html {
   return html`<nav aria-label="Console">
 <ul>
 <li><a href="${consolePaths.home}">Events</a></li>
+<li><a href="${consolePaths.deliveries}">Platform deliveries</a></li>
 ${mayReplay(signedIn) ? html`<li><a href="${consolePaths.bulkReplay}">Bulk replay</a></li>` : ""}
 </ul>
 </nav>
