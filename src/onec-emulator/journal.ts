@@ -1,4 +1,5 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import type { Booking } from "./order-event.ts";
 import type { EmulatorOrder } from "./store.ts";
 
 /**
@@ -81,11 +82,38 @@ function parseOrder(line: string): EmulatorOrder | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { key, hash, order, correlationId, createdAt } = value as Record<string, unknown>;
+  const { key, hash, order, correlationId, createdAt, booking } = value as Record<string, unknown>;
   if (typeof key !== "string" || typeof hash !== "string") return undefined;
   if (typeof correlationId !== "string" || typeof createdAt !== "string") return undefined;
   if (typeof order !== "object" || order === null) return undefined;
   const { id, number } = order as Record<string, unknown>;
   if (typeof id !== "string" || typeof number !== "string") return undefined;
-  return { key, hash, order: { id, number }, correlationId, createdAt };
+  const booked = bookingOf(booking);
+  return {
+    key,
+    hash,
+    order: { id, number },
+    correlationId,
+    createdAt,
+    ...(booked === undefined ? {} : { booking: booked }),
+  };
+}
+
+/** The lines and money an order was booked with; absent in lines written before the emulator kept them. */
+function bookingOf(value: unknown): Booking | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { lines, deliveryPrice, total, tax, currency } = value as Record<string, unknown>;
+  if (!Array.isArray(lines)) return undefined;
+  const textOrNull = (field: unknown) => (typeof field === "string" ? field : null);
+  return {
+    lines: lines.map((line: { sku?: unknown; quantity?: unknown; price?: unknown }) => ({
+      sku: String(line.sku),
+      quantity: Number(line.quantity),
+      price: String(line.price),
+    })),
+    deliveryPrice: textOrNull(deliveryPrice),
+    total: textOrNull(total),
+    tax: textOrNull(tax),
+    currency: textOrNull(currency),
+  };
 }
