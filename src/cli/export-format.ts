@@ -5,28 +5,39 @@ import { ALL_STATUSES } from "../domain/event-status.ts";
 import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
 import type { AttemptKind, AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
 import { type EventRow, toRecord, toRow } from "../register/rows.ts";
+import type { MovedDelivery, SourceDeliveryInput } from "../register/source-port.ts";
 import { ATTEMPT_KINDS } from "../views/event-views.ts";
 
 /**
  * The file `gateway export` writes and `gateway import` reads: NDJSON, one
  * JSON object per line.
  *
- *   line 1       {"type":"header","format":"onec-order-gateway/register","version":1,"exported_at":…,"exported_from":…}
- *   then         {"type":"event","event":{…every column of inbound_events…},"delivery_attempts":[…],"event_replays":[…]}
- *   last line    {"type":"end","events":N}
+ *   line 1       {"type":"header","format":"onec-order-gateway/register","version":3,"exported_at":…,"exported_from":…}
+ *   then         {"type":"event","event":{…every column of inbound_events…},"delivery_attempts":[…],"event_replays":[…],
+ *                 "source_delivery":{…the accepted platform delivery's columns…} or null}
+ *   then         {"type":"source_delivery","source_delivery":{…every column of source_deliveries but id…}}
+ *   last line    {"type":"end","events":N,"source_deliveries":M}
  *
  * Keys are the register's column names; times are epoch milliseconds, as the
  * register keeps them, so nothing is rounded on the way. The end line tells a
  * complete export from one cut short. A format change bumps the version.
  *
+ * A platform's delivery (source-port.ts) is the only record of an unmapped
+ * order, so it moves too: an accepted one inside its event's line (its sender
+ * and event_id are the event's), the ignored and unmapped ones on lines of
+ * their own, oldest first, after every event, so that a remapped one finds
+ * its event already in. Their ids are not carried: the target numbers them.
+ *
  *   version 1    delivery attempts without `kind`: they were all claimed just in time
  *   version 2    each delivery attempt has `kind`, "just_in_time" or "ahead"
+ *   version 3    the platforms' deliveries: `source_delivery` on each event line, the
+ *                "source_delivery" lines, and their count in the end line
  */
 
 export const EXPORT_FORMAT = "onec-order-gateway/register";
-export const EXPORT_VERSION = 2;
+export const EXPORT_VERSION = 3;
 /** What import reads: this version and every one before it, so an older gateway's export moves forward. */
-const READABLE_VERSIONS = [1, 2] as const;
+const READABLE_VERSIONS = [1, 2, 3] as const;
 export type ExportVersion = (typeof READABLE_VERSIONS)[number];
 
 const nullable = <T extends TSchema>(type: T) => Type.Union([type, Type.Null()]);
@@ -93,17 +104,47 @@ const ReplayColumns = Type.Object(
   { additionalProperties: false },
 );
 
-const eventLineOf = <A extends TSchema>(attempt: A) =>
-  Type.Object(
-    {
-      type: Type.Literal("event"),
-      event: EventColumns,
-      delivery_attempts: Type.Array(attempt),
-      event_replays: Type.Array(ReplayColumns),
-    },
-    { additionalProperties: false },
-  );
-const EventLine = eventLineOf(AttemptColumns);
+/** What a platform's delivery says of itself, in every line that carries one. */
+const sourceFields = {
+  platform: Type.String({ minLength: 1 }),
+  key: Type.String({ minLength: 1 }),
+  reason: nullable(Type.String()),
+  ids: Type.String(),
+  payload: Type.String(),
+  content_type: nullable(Type.String()),
+  correlation_id: Type.String(),
+  received_at: Time,
+};
+/** An event's accepted delivery: its sender, event_id and outcome are the event's own. */
+const AcceptedSourceColumns = Type.Object(sourceFields, { additionalProperties: false });
+/** A delivery no event was made from (or one remapped since): every column but the id. */
+const SourceColumns = Type.Object(
+  {
+    sender: Type.String({ pattern: SENDER_ID_PATTERN.source }),
+    ...sourceFields,
+    outcome: Type.Enum(["ignored", "unmapped"]),
+    event_id: nullable(Type.String({ pattern: EVENT_ID_PATTERN.source })),
+    remapped_at: nullable(Time),
+  },
+  { additionalProperties: false },
+);
+
+const eventFields = <A extends TSchema>(attempt: A) => ({
+  type: Type.Literal("event"),
+  event: EventColumns,
+  delivery_attempts: Type.Array(attempt),
+  event_replays: Type.Array(ReplayColumns),
+});
+const EventLineV1 = Type.Object(eventFields(AttemptColumnsV1), { additionalProperties: false });
+const EventLineV2 = Type.Object(eventFields(AttemptColumns), { additionalProperties: false });
+const EventLine = Type.Object(
+  { ...eventFields(AttemptColumns), source_delivery: nullable(AcceptedSourceColumns) },
+  { additionalProperties: false },
+);
+const SourceLine = Type.Object(
+  { type: Type.Literal("source_delivery"), source_delivery: SourceColumns },
+  { additionalProperties: false },
+);
 
 const HeaderLine = Type.Object({
   type: Type.Literal("header"),
@@ -113,18 +154,31 @@ const HeaderLine = Type.Object({
   exported_from: Type.String(),
 });
 
-const EndLine = Type.Object({ type: Type.Literal("end"), events: Count }, { additionalProperties: false });
+const EndLineV2 = Type.Object({ type: Type.Literal("end"), events: Count }, { additionalProperties: false });
+const EndLine = Type.Object(
+  { type: Type.Literal("end"), events: Count, source_deliveries: Count },
+  { additionalProperties: false },
+);
 
 type EventLine = Static<typeof EventLine>;
+type AcceptedSourceLine = Static<typeof AcceptedSourceColumns>;
+type SourceLine = Static<typeof SourceLine>;
 type AttemptLine = Static<typeof AttemptColumns>;
 type ReplayLine = Static<typeof ReplayColumns>;
 /** An attempt as any readable version writes it: without `kind` before version 2. */
 type ReadAttempt = Static<typeof AttemptColumnsV1> & { kind?: AttemptKind };
-type ReadEventLine = Omit<EventLine, "delivery_attempts"> & { delivery_attempts: ReadAttempt[] };
+/** An event line of any readable version: without `source_delivery` before version 3. */
+type ReadEventLine = Omit<EventLine, "delivery_attempts" | "source_delivery"> & {
+  delivery_attempts: ReadAttempt[];
+  source_delivery?: AcceptedSourceLine | null;
+};
 
-const eventLineV1 = Compile(eventLineOf(AttemptColumnsV1));
+const eventLineV1 = Compile(EventLineV1);
+const eventLineV2 = Compile(EventLineV2);
 const eventLine = Compile(EventLine);
+const sourceLine = Compile(SourceLine);
 const headerLine = Compile(HeaderLine);
+const endLineV2 = Compile(EndLineV2);
 const endLine = Compile(EndLine);
 
 export interface ExportHeader {
@@ -150,12 +204,33 @@ export function eventText(snapshot: EventSnapshot): string {
     event: toRow(snapshot.record),
     delivery_attempts: snapshot.attempts.map(attemptLine),
     event_replays: snapshot.replays.map(replayLine),
+    source_delivery: snapshot.source === undefined ? null : acceptedSourceLine(snapshot.source),
   };
   return JSON.stringify(line);
 }
 
-export function endText(events: number): string {
-  const line: Static<typeof EndLine> = { type: "end", events };
+/** An ignored or unmapped delivery, remapped or not: an accepted one goes in its event's line. */
+export function sourceText(delivery: MovedDelivery): string {
+  if (delivery.outcome === "accepted") throw new TypeError("an accepted delivery is written with its event");
+  const line: SourceLine = {
+    type: "source_delivery",
+    source_delivery: {
+      sender: delivery.sender,
+      ...acceptedSourceLine(delivery),
+      outcome: delivery.outcome,
+      event_id: delivery.eventId,
+      remapped_at: delivery.remappedAt,
+    },
+  };
+  return JSON.stringify(line);
+}
+
+export function endText(counts: { events: number; sourceDeliveries: number }): string {
+  const line: Static<typeof EndLine> = {
+    type: "end",
+    events: counts.events,
+    source_deliveries: counts.sourceDeliveries,
+  };
   return JSON.stringify(line);
 }
 
@@ -164,8 +239,11 @@ export class BadLine extends Error {
   override readonly name = "BadLine";
 }
 
-/** What one line after the header holds. */
-export type ExportLine = { type: "event"; snapshot: EventSnapshot } | { type: "end"; events: number };
+/** What one line after the header holds; an end line before version 3 does not count deliveries. */
+export type ExportLine =
+  | { type: "event"; snapshot: EventSnapshot }
+  | { type: "source_delivery"; delivery: MovedDelivery }
+  | { type: "end"; events: number; sourceDeliveries?: number };
 
 /** The header as read: the version tells how to read the lines after it. */
 export interface ReadHeader extends ExportHeader {
@@ -197,24 +275,35 @@ export function readLine(text: string, version: ExportVersion): ExportLine {
   switch (value.type) {
     case "event":
       return { type: "event", snapshot: snapshotOf(checkedEvent(value, version)) };
+    case "source_delivery":
+      if (version < 3) throw new BadLine(`a "source_delivery" line in a version ${version} export, which has none`);
+      if (!sourceLine.Check(value)) throw new BadLine(firstError(sourceLine.Errors(value)));
+      return { type: "source_delivery", delivery: movedDelivery(value) };
     case "end":
-      if (!endLine.Check(value)) throw new BadLine(firstError(endLine.Errors(value)));
-      return { type: "end", events: value.events };
+      return checkedEnd(value, version);
     case "header":
       throw new BadLine("a second header: two exports joined into one input?");
     default:
-      throw new BadLine(`"type" must be "event" or "end", got ${JSON.stringify(value.type) ?? "nothing"}`);
+      throw new BadLine(
+        `"type" must be "event", "source_delivery" or "end", got ${JSON.stringify(value.type) ?? "nothing"}`,
+      );
   }
 }
 
 /** Each version's own schema: a version 1 attempt with `kind`, or a version 2 one without, breaks the format. */
 function checkedEvent(value: unknown, version: ExportVersion): ReadEventLine {
-  if (version === 1) {
-    if (!eventLineV1.Check(value)) throw new BadLine(firstError(eventLineV1.Errors(value)));
-    return value;
-  }
-  if (!eventLine.Check(value)) throw new BadLine(firstError(eventLine.Errors(value)));
+  const schema = version === 1 ? eventLineV1 : version === 2 ? eventLineV2 : eventLine;
+  if (!schema.Check(value)) throw new BadLine(firstError(schema.Errors(value)));
   return value;
+}
+
+function checkedEnd(value: unknown, version: ExportVersion): ExportLine {
+  if (version < 3) {
+    if (!endLineV2.Check(value)) throw new BadLine(firstError(endLineV2.Errors(value)));
+    return { type: "end", events: value.events };
+  }
+  if (!endLine.Check(value)) throw new BadLine(firstError(endLine.Errors(value)));
+  return { type: "end", events: value.events, sourceDeliveries: value.source_deliveries };
 }
 
 function parse(text: string): unknown {
@@ -251,10 +340,39 @@ function snapshotOf(line: ReadEventLine): EventSnapshot {
     }
     tokens.add(attempt.lease_token);
   });
+  const source = line.source_delivery ?? null;
   return {
     record: toRecord(row),
     attempts: line.delivery_attempts.map(attemptRecord),
     replays: line.event_replays.map(replayRecord),
+    ...(source === null ? {} : { source: acceptedSource(row, source) }),
+  };
+}
+
+/** What the schema cannot say of a delivery: only a remapped one belongs to an event, and says when. */
+function movedDelivery(line: SourceLine): MovedDelivery {
+  const columns = line.source_delivery;
+  if (columns.outcome === "ignored" && (columns.event_id !== null || columns.remapped_at !== null)) {
+    throw new BadLine("/source_delivery: an ignored delivery has no event_id and no remapped_at");
+  }
+  if ((columns.event_id === null) !== (columns.remapped_at === null)) {
+    throw new BadLine(
+      "/source_delivery: event_id and remapped_at are written together, by a remapping: both or neither",
+    );
+  }
+  return {
+    sender: columns.sender,
+    platform: columns.platform,
+    key: columns.key,
+    outcome: columns.outcome,
+    reason: columns.reason,
+    eventId: columns.event_id,
+    ids: columns.ids,
+    payload: columns.payload,
+    contentType: columns.content_type,
+    correlationId: columns.correlation_id,
+    receivedAt: columns.received_at,
+    remappedAt: columns.remapped_at,
   };
 }
 
@@ -299,6 +417,35 @@ function attemptRecord(line: ReadAttempt): AttemptRecord {
     detail: line.detail,
     applied: line.applied,
     ...(line.kind === undefined ? {} : { kind: line.kind }),
+  };
+}
+
+/** The columns every delivery line carries; an accepted one's sender and event are its event's. */
+function acceptedSourceLine(source: SourceDeliveryInput): AcceptedSourceLine {
+  return {
+    platform: source.platform,
+    key: source.key,
+    reason: source.reason,
+    ids: source.ids,
+    payload: source.payload,
+    content_type: source.contentType,
+    correlation_id: source.correlationId,
+    received_at: source.receivedAt,
+  };
+}
+
+function acceptedSource(row: EventRow, line: AcceptedSourceLine): SourceDeliveryInput {
+  return {
+    sender: row.sender,
+    platform: line.platform,
+    key: line.key,
+    outcome: "accepted",
+    reason: line.reason,
+    ids: line.ids,
+    payload: line.payload,
+    contentType: line.content_type,
+    correlationId: line.correlation_id,
+    receivedAt: line.received_at,
   };
 }
 

@@ -117,9 +117,10 @@ export interface RegisterMaintenance {
   countFinished(request: { olderThan: number }): Promise<number>;
   /**
    * Writes one event as another register held it (`gateway import`): its row,
-   * attempts and replays, in one transaction, so a failure leaves nothing of
-   * it. An event already recorded under (sender, eventId) is left as it is:
-   * "present". The lease is not carried over (rules.ts, importRows).
+   * attempts, replays and accepted platform delivery, in one transaction, so
+   * a failure leaves nothing of it. An event already recorded under (sender,
+   * eventId) is left as it is, its delivery unwritten: "present". The lease
+   * is not carried over (rules.ts, importRows).
    */
   importEvent(snapshot: EventSnapshot): Promise<"imported" | "present">;
 }
@@ -365,4 +366,11 @@ export interface EventSnapshot {
   attempts: AttemptRecord[];
   /** In the order they were requested, as listReplays returns them. */
   replays: ReplayRecord[];
+  /**
+   * The platform delivery the event was accepted from (source-port.ts), if
+   * any: importEvent writes it with the event, accepted and under the
+   * event's own key, whatever it says of those. An unmapped delivery
+   * remapped to the event moves on its own (SourceDeliveryLog.importDelivery).
+   */
+  source?: SourceDeliveryInput;
 }

@@ -1,7 +1,7 @@
 import type { EventStatus } from "../domain/event-status.ts";
 import type { AttemptKind, AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 import type { ConsoleSession } from "./session-port.ts";
-import type { SourceDelivery, SourceDeliveryInput, SourceOutcome } from "./source-port.ts";
+import type { MovedDelivery, SourceDelivery, SourceDeliveryInput, SourceOutcome } from "./source-port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with
@@ -115,8 +115,13 @@ export type SourceRow = Omit<RowOf<typeof SOURCE_COLUMNS>, "outcome"> & { outcom
 /** A source row as inserted: the database numbers it, and it is not remapped yet. */
 export type NewSourceRow = Omit<SourceRow, "id" | "remapped_at">;
 
+/** A source row as another register held it (`gateway import`): all but the id, which the database gives anew. */
+export type MovedSourceRow = Omit<SourceRow, "id">;
+
 /** source_deliveries' column names, for a backend's insert. */
 export const NEW_SOURCE_COLUMNS = columnNames(SOURCE_WRITTEN_COLUMNS);
+/** The same with remapped_at: what importDelivery inserts. */
+export const MOVED_SOURCE_COLUMNS = [...NEW_SOURCE_COLUMNS, "remapped_at"] as const;
 
 /** A table's column names, in table order. */
 export function columnNames<Columns extends Record<string, ColumnType>>(columns: Columns): (keyof Columns & string)[] {
@@ -286,4 +291,17 @@ export function acceptedSourceRow(request: {
 }): NewSourceRow {
   const { sender, eventId, source } = request;
   return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...source, sender, eventId }), outcome: "accepted" };
+}
+
+/**
+ * What SourceDeliveryLog.importDelivery inserts: an ignored or unmapped
+ * delivery with its event and remapping as the register it came from held
+ * them. Accepted ones come only with their event (importRows in rules.ts).
+ */
+export function movedSourceRow(delivery: MovedDelivery): MovedSourceRow {
+  if (delivery.outcome === "accepted") {
+    throw new TypeError("an accepted delivery is imported with its event (EventSnapshot.source)");
+  }
+  const { remappedAt, ...written } = delivery;
+  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, written), outcome: delivery.outcome, remapped_at: remappedAt };
 }

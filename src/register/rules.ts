@@ -8,7 +8,16 @@ import type {
   ReplayRequest,
   Settlement,
 } from "./port.ts";
-import { type AttemptRow, attemptRow, type EventRow, type ReplayRow, replayRow, toRow } from "./rows.ts";
+import {
+  type AttemptRow,
+  acceptedSourceRow,
+  attemptRow,
+  type EventRow,
+  type NewSourceRow,
+  type ReplayRow,
+  replayRow,
+  toRow,
+} from "./rows.ts";
 
 /**
  * The rules every backend shares, once: the pending and finished statuses
@@ -181,6 +190,8 @@ export interface ImportRows {
   event: EventRow;
   attempts: AttemptRow[];
   replays: ReplayRow[];
+  /** The delivery the event was accepted from, if it came from a platform: inserted only with the event. */
+  source: NewSourceRow | null;
 }
 
 /**
@@ -194,7 +205,12 @@ export function importRows(snapshot: EventSnapshot): ImportRows {
     event: { ...toRow(snapshot.record), lease_owner: null, lease_until: null },
     attempts: snapshot.attempts.map(attemptRow),
     replays: snapshot.replays.map(replayRow),
+    source: sourceOf(snapshot),
   };
+}
+
+function sourceOf({ record, source }: EventSnapshot): NewSourceRow | null {
+  return source === undefined ? null : acceptedSourceRow({ sender: record.sender, eventId: record.eventId, source });
 }
 
 /** Longer than any key the search matches (event_id and correlation ids stop at 128 characters). */

@@ -40,6 +40,12 @@ export interface SourceDelivery extends SourceDeliveryInput {
   remappedAt: number | null;
 }
 
+/**
+ * A delivery as another register held it (`gateway import`): everything but
+ * its id, which the register it moves into gives anew.
+ */
+export type MovedDelivery = Omit<SourceDelivery, "id">;
+
 export interface SourceDeliveryFilter {
   sender?: string;
   platform?: string;
@@ -77,4 +83,23 @@ export interface SourceDeliveryLog {
    * went. Accepted ones go only with their event (purgeFinished).
    */
   purge(request: { olderThan: number; batchSize: number }): Promise<number>;
+  /**
+   * The ignored and unmapped deliveries (remapped or not), oldest first,
+   * strictly after the id `afterId` (keyset paging): what `gateway export`
+   * writes besides the events, whose accepted deliveries go with them
+   * (ofEvent). Oldest first, so that importDelivery gives them new ids in
+   * the order they came.
+   */
+  exportPage(request: { afterId: number; limit: number }): Promise<SourceDelivery[]>;
+  /**
+   * Writes an ignored or unmapped delivery as another register held it
+   * (`gateway import`), under a new id, with its times, its event and its
+   * remapping as they were; a remapped one needs its event recorded first.
+   * Already "present", and left as it is: an unmapped one whose (sender,
+   * platform, key) is kept, or an ignored one with the same sender, platform,
+   * key, received_at and correlation id, so that an import run again adds
+   * nothing. An accepted one is refused (TypeError): it goes in with its
+   * event (EventSnapshot.source).
+   */
+  importDelivery(delivery: MovedDelivery): Promise<"imported" | "present">;
 }

@@ -298,10 +298,11 @@ describe("gateway export", { timeout: 60_000 }, () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(1 + 7 + 1);
-    expect(lines[0]).toMatchObject({ type: "header", version: 2 });
-    expect(lines.at(-1)).toEqual({ type: "end", events: 7 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 3 });
+    // No platform sent these events: none carries a delivery, and none has a line of its own.
+    expect(lines.at(-1)).toEqual({ type: "end", events: 7, source_deliveries: 0 });
     const events = lines.slice(1, -1);
-    expect(events.every((line) => line.type === "event")).toBe(true);
+    expect(events.every((line) => line.type === "event" && line.source_delivery === null)).toBe(true);
     const { sender, eventId } = source.succeeded;
     const delivered = events.find((line) => line.event.sender === sender && line.event.event_id === eventId);
     expect(delivered?.event).toMatchObject({ status: "SUCCEEDED", response_status: 201 });
@@ -490,9 +491,9 @@ describe("gateway import refuses bad input", { timeout: 60_000 }, () => {
 
   it("of a format version it does not know, before touching the database", async () => {
     const [header, ...rest] = exportLines();
-    const run = await importing([JSON.stringify({ ...JSON.parse(header ?? "{}"), version: 3 }), ...rest]);
+    const run = await importing([JSON.stringify({ ...JSON.parse(header ?? "{}"), version: 4 }), ...rest]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/^gateway import: line 1: format version 3 is not one this gateway reads/);
+    expect(run.stderr).toMatch(/^gateway import: line 1: format version 4 is not one this gateway reads/);
     expect(existsSync(target)).toBe(false);
   });
 
@@ -539,7 +540,10 @@ describe("gateway import refuses bad input", { timeout: 60_000 }, () => {
 
   it("whose end line counts other events than it held", async () => {
     const lines = exportLines();
-    const run = await importing([...lines.slice(0, 3), JSON.stringify({ type: "end", events: 7 })]);
+    const run = await importing([
+      ...lines.slice(0, 3),
+      JSON.stringify({ type: "end", events: 7, source_deliveries: 0 }),
+    ]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/line 4: the end line counts 7 events, the input held 2/);
   });

@@ -7,40 +7,72 @@ import { loadConfig } from "../../config/load-config.ts";
 import { ALL_STATUSES, type EventStatus } from "../../domain/event-status.ts";
 import { openRegister } from "../../register/open-register.ts";
 import type { EventRegister, EventSnapshot } from "../../register/port.ts";
+import type { MovedDelivery, SourceOutcome } from "../../register/source-port.ts";
 import { noPositionals, parsing } from "../args.ts";
 import { type CliContext, CliFailure, type Command, UsageError } from "../context.ts";
 import { BadLine, type ExportLine, readHeader, readLine } from "../export-format.ts";
 import { table } from "../format.ts";
 import { ONEC_URL_NOT_NEEDED } from "../open-register.ts";
 
-/** What an import did, by the status each event had in the export. */
+type ImportResult = "imported" | "present";
+
+const SOURCE_OUTCOMES: readonly SourceOutcome[] = ["accepted", "ignored", "unmapped"];
+
+/** What an import did: events by the status each had in the export, platform deliveries by outcome. */
 export class ImportTally {
   readonly imported = new Map<EventStatus, number>(ALL_STATUSES.map((status) => [status, 0]));
   readonly present = new Map<EventStatus, number>(ALL_STATUSES.map((status) => [status, 0]));
+  readonly sourcesImported = new Map<SourceOutcome, number>(SOURCE_OUTCOMES.map((outcome) => [outcome, 0]));
+  readonly sourcesPresent = new Map<SourceOutcome, number>(SOURCE_OUTCOMES.map((outcome) => [outcome, 0]));
 
-  add(result: "imported" | "present", status: EventStatus): void {
-    const counts = result === "imported" ? this.imported : this.present;
-    counts.set(status, (counts.get(status) ?? 0) + 1);
+  /** An event, and the delivery it was accepted from if it carries one: that one went in or not with it. */
+  add(result: ImportResult, snapshot: EventSnapshot): void {
+    increment(result === "imported" ? this.imported : this.present, snapshot.record.status);
+    if (snapshot.source !== undefined) this.addSource(result, "accepted");
+  }
+
+  addSource(result: ImportResult, outcome: SourceOutcome): void {
+    increment(result === "imported" ? this.sourcesImported : this.sourcesPresent, outcome);
   }
 
   get events(): number {
     return sum(this.imported) + sum(this.present);
   }
 
+  /** The deliveries read from lines of their own: what the end line counts. */
+  get sourceLines(): number {
+    return SOURCE_OUTCOMES.filter((outcome) => outcome !== "accepted").reduce(
+      (total, outcome) => total + (this.sourcesImported.get(outcome) ?? 0) + (this.sourcesPresent.get(outcome) ?? 0),
+      0,
+    );
+  }
+
   summary(into: string): string {
-    const rows = ALL_STATUSES.map((status) => [
-      status,
-      String(this.imported.get(status) ?? 0),
-      String(this.present.get(status) ?? 0),
-    ]);
     return [
       `imported ${sum(this.imported)} events into ${into}; ${sum(this.present)} already present (left as they were)`,
-      table(["status", "imported", "already present"], rows),
+      table(["status", "imported", "already present"], countRows(ALL_STATUSES, this.imported, this.present)),
+      `imported ${sum(this.sourcesImported)} platform webhook deliveries; ${sum(this.sourcesPresent)} already present (left as they were)`,
+      table(
+        ["outcome", "imported", "already present"],
+        countRows(SOURCE_OUTCOMES, this.sourcesImported, this.sourcesPresent),
+      ),
     ].join("\n");
   }
 }
 
-function sum(counts: ReadonlyMap<EventStatus, number>): number {
+function countRows<K extends string>(
+  keys: readonly K[],
+  imported: ReadonlyMap<K, number>,
+  present: ReadonlyMap<K, number>,
+): string[][] {
+  return keys.map((key) => [key, String(imported.get(key) ?? 0), String(present.get(key) ?? 0)]);
+}
+
+function increment<K>(counts: Map<K, number>, key: K): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+function sum(counts: ReadonlyMap<unknown, number>): number {
   return [...counts.values()].reduce((total, count) => total + count, 0);
 }
 
@@ -68,14 +100,18 @@ export async function importEvents(
       number += 1;
       if (end !== undefined) throw lineFailure(number, `a line after the end line (line ${end})`);
       const line: ExportLine = atLine(number, () => readLine(next.value, version));
-      if (line.type === "end") {
-        if (line.events !== tally.events) {
-          throw lineFailure(number, `the end line counts ${line.events} events, the input held ${tally.events}`);
-        }
-        end = number;
-        continue;
+      switch (line.type) {
+        case "end":
+          checkEnd(number, line, tally);
+          end = number;
+          break;
+        case "event":
+          tally.add(await importAt(number, register, line.snapshot), line.snapshot);
+          break;
+        case "source_delivery":
+          tally.addSource(await importSourceAt(number, register, line.delivery), line.delivery.outcome);
+          break;
       }
-      tally.add(await importAt(number, register, line.snapshot), line.snapshot.record.status);
     }
     if (end === undefined) {
       throw new CliFailure(
@@ -86,6 +122,19 @@ export async function importEvents(
   } finally {
     io.out(tally.summary(location));
     await register.close();
+  }
+}
+
+/** The end line counts what came before it: one that does not was joined to another input, or cut. */
+function checkEnd(number: number, line: Extract<ExportLine, { type: "end" }>, tally: ImportTally): void {
+  if (line.events !== tally.events) {
+    throw lineFailure(number, `the end line counts ${line.events} events, the input held ${tally.events}`);
+  }
+  if (line.sourceDeliveries !== undefined && line.sourceDeliveries !== tally.sourceLines) {
+    throw lineFailure(
+      number,
+      `the end line counts ${line.sourceDeliveries} platform deliveries, the input held ${tally.sourceLines}`,
+    );
   }
 }
 
@@ -103,17 +152,27 @@ function lineFailure(number: number, why: string): CliFailure {
 }
 
 /** A failed write names its line and event; the transaction left nothing of it. */
-async function importAt(
-  number: number,
-  register: EventRegister,
-  snapshot: EventSnapshot,
-): Promise<"imported" | "present"> {
+async function importAt(number: number, register: EventRegister, snapshot: EventSnapshot): Promise<ImportResult> {
   try {
     return await register.importEvent(snapshot);
   } catch (error) {
     const { sender, eventId } = snapshot.record;
     const why = error instanceof Error ? error.message : String(error);
     throw lineFailure(number, `event ${eventId} of sender ${sender} could not be written (${why})`);
+  }
+}
+
+/** As importAt; a remapped delivery also needs its event, which the export wrote before it. */
+async function importSourceAt(number: number, register: EventRegister, delivery: MovedDelivery): Promise<ImportResult> {
+  try {
+    return await register.sources.importDelivery(delivery);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    const event = delivery.eventId === null ? "" : `; it was remapped to event ${delivery.eventId}, which must be in`;
+    throw lineFailure(
+      number,
+      `the ${delivery.outcome} ${delivery.platform} delivery ${delivery.key} of sender ${delivery.sender} could not be written (${why}${event})`,
+    );
   }
 }
 
@@ -127,15 +186,22 @@ Reads what \`gateway export\` wrote (stdin by default) into DATABASE_URL's
 register, SQLite or PostgreSQL. The schema is brought up to date first, as at
 start; a missing SQLite file is created.
 
-Each event goes in with its attempts and replays in one transaction, exactly
-as it was, except its lease: the processes that held leases are stopped, so
+Each event goes in with its attempts, its replays and the platform webhook
+delivery it was accepted from in one transaction, exactly as it was, except
+its lease: the processes that held leases are stopped, so
 pending events are delivered by the gateways and workers on this database as
 soon as they are due (fencing tokens carry on from where they were). An event
 whose sender and event_id the register already holds is left as it is and
 counted as already present: running the same import again is safe.
 
+Ignored and unmapped platform deliveries go in one by one, each under a new
+id, as they were otherwise (times, reason, payload, a remapping). An unmapped
+one whose sender, platform and key the register already keeps, or an ignored
+one with the same sender, platform, key, time and correlation id, is counted
+as already present.
+
 Prints how many events it imported and how many were already present, by
-status. Input that is not an export, of a format version this gateway does not
+status, and the same of the platform deliveries, by outcome. Input that is not an export, of a format version this gateway does not
 read, or with a line that breaks the format stops the import at that line,
 named by its number: the events before it are imported, nothing of that line
 is. An input without its end line (an export cut short) is imported as far as

@@ -1,4 +1,4 @@
-import { ATTEMPT_COLUMNS, columnNames, type EventRow, REPLAY_COLUMNS } from "../rows.ts";
+import { ATTEMPT_COLUMNS, columnNames, type EventRow, NEW_SOURCE_COLUMNS, REPLAY_COLUMNS } from "../rows.ts";
 import type { ImportRows } from "../rules.ts";
 import type { Db } from "./statements.ts";
 
@@ -12,6 +12,11 @@ import type { Db } from "./statements.ts";
 export async function importSnapshot(db: Db, rows: ImportRows): Promise<EventRow | undefined> {
   const attempts = columnNames(ATTEMPT_COLUMNS);
   const replays = columnNames(REPLAY_COLUMNS);
+  // The delivery's own columns, but the key of the row inserted: none on a conflict, as for the attempts.
+  const sources = NEW_SOURCE_COLUMNS;
+  const sourceValues = sources.map((name) =>
+    name === "sender" || name === "event_id" ? `event.${name}` : `s.${name}`,
+  );
   // The attempts and replays join the inserted row: on a conflict there is none, and they go nowhere.
   const inserted = await db<EventRow[]>`
     WITH event AS (
@@ -29,7 +34,12 @@ export async function importSnapshot(db: Db, rows: ImportRows): Promise<EventRow
       SELECT event.sender, event.event_id, ${db.unsafe(replays.map((name) => `r.${name}`).join(", "))}
         FROM event, ROWS FROM (json_populate_recordset(NULL::event_replays, ${JSON.stringify(rows.replays)}::text::json))
              WITH ORDINALITY AS r
-       ORDER BY r.ordinality)
+       ORDER BY r.ordinality),
+    source AS (
+      -- Accepted, under the event's own key (rules.ts, importRows): it goes where the event goes.
+      INSERT INTO source_deliveries (${db.unsafe(sources.join(", "))})
+      SELECT ${db.unsafe(sourceValues.join(", "))}
+        FROM event, json_populate_recordset(NULL::source_deliveries, ${JSON.stringify(rows.source === null ? [] : [rows.source])}::text::json) AS s)
     SELECT * FROM event`;
   return inserted[0];
 }

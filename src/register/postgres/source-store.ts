@@ -1,5 +1,11 @@
-import { recordedSourceRow, type SourceRow, toSource } from "../rows.ts";
-import type { SourceDelivery, SourceDeliveryFilter, SourceDeliveryInput, SourceDeliveryLog } from "../source-port.ts";
+import { MOVED_SOURCE_COLUMNS, movedSourceRow, recordedSourceRow, type SourceRow, toSource } from "../rows.ts";
+import type {
+  MovedDelivery,
+  SourceDelivery,
+  SourceDeliveryFilter,
+  SourceDeliveryInput,
+  SourceDeliveryLog,
+} from "../source-port.ts";
 import type { Db } from "./statements.ts";
 import { storage } from "./storage-errors.ts";
 
@@ -96,5 +102,42 @@ export class PostgresSourceLog implements SourceDeliveryLog {
            LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`,
     );
     return result.count;
+  }
+
+  /** The primary key's range, oldest first, past the accepted rows. */
+  async exportPage(request: { afterId: number; limit: number }): Promise<SourceDelivery[]> {
+    const db = this.#db;
+    const rows = await storage(
+      () => db<SourceRow[]>`
+        SELECT * FROM source_deliveries
+         WHERE id > ${request.afterId} AND outcome <> 'accepted' ORDER BY id LIMIT ${request.limit}`,
+    );
+    return rows.map(toSource);
+  }
+
+  /**
+   * One statement: an unmapped delivery already kept is the unique index's
+   * conflict; an ignored one already there is found by its time in the
+   * retention's index. The row travels as JSON typed by the table, as
+   * importEvent's do (import-events.ts).
+   */
+  async importDelivery(delivery: MovedDelivery): Promise<"imported" | "present"> {
+    const db = this.#db;
+    const row = movedSourceRow(delivery);
+    const names = db.unsafe(MOVED_SOURCE_COLUMNS.join(", "));
+    const values = db.unsafe(MOVED_SOURCE_COLUMNS.map((name) => `d.${name}`).join(", "));
+    const inserted = await storage(
+      () => db<{ id: number }[]>`
+        INSERT INTO source_deliveries (${names})
+        SELECT ${values} FROM json_populate_record(NULL::source_deliveries, ${JSON.stringify(row)}::text::json) AS d
+         WHERE NOT EXISTS (
+           SELECT 1 FROM source_deliveries kept
+            WHERE kept.outcome <> 'accepted' AND kept.received_at = d.received_at AND kept.outcome = d.outcome
+              AND kept.sender = d.sender AND kept.platform = d.platform AND kept.key = d.key
+              AND kept.correlation_id = d.correlation_id)
+        ON CONFLICT DO NOTHING
+        RETURNING id`,
+    );
+    return inserted.length > 0 ? "imported" : "present";
   }
 }

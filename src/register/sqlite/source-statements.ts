@@ -40,6 +40,14 @@ export function prepareSourceStatements(db: Database.Database) {
       DELETE FROM source_deliveries WHERE id IN (
         SELECT id FROM source_deliveries INDEXED BY source_deliveries_by_received WHERE ${PURGEABLE} LIMIT @limit)`),
     list: listStatements(db),
+    /**
+     * exportPage: the primary key's range, oldest first, past the accepted
+     * rows; NOT INDEXED keeps the planner off the outcome and retention
+     * indexes, whose order is not the ids'.
+     */
+    exportPage: db.prepare(`
+      SELECT * FROM source_deliveries NOT INDEXED
+       WHERE id > @afterId AND outcome <> 'accepted' ORDER BY id LIMIT @limit`) as Statement<SourceRow>,
   };
 }
 

@@ -1,6 +1,12 @@
 import type Database from "better-sqlite3";
-import { recordedSourceRow, toSource } from "../rows.ts";
-import type { SourceDelivery, SourceDeliveryFilter, SourceDeliveryInput, SourceDeliveryLog } from "../source-port.ts";
+import { movedSourceRow, recordedSourceRow, toSource } from "../rows.ts";
+import type {
+  MovedDelivery,
+  SourceDelivery,
+  SourceDeliveryFilter,
+  SourceDeliveryInput,
+  SourceDeliveryLog,
+} from "../source-port.ts";
 import type { SessionStorage } from "./session-store.ts";
 import { prepareSourceStatements, type SourceStatements } from "./source-statements.ts";
 
@@ -42,5 +48,15 @@ export class SqliteSourceLog implements SourceDeliveryLog {
 
   purge(request: { olderThan: number; batchSize: number }): Promise<number> {
     return this.#storage.write("purgeSources", { olderThan: request.olderThan, batchSize: request.batchSize });
+  }
+
+  async exportPage(request: { afterId: number; limit: number }): Promise<SourceDelivery[]> {
+    return this.#storage.read(() => this.#sql.exportPage.all(request)).map(toSource);
+  }
+
+  async importDelivery(delivery: MovedDelivery): Promise<"imported" | "present"> {
+    // Checked here, as record's: an error's class does not survive the way back from the writer thread.
+    const row = movedSourceRow(delivery);
+    return (await this.#storage.write("importSource", row)) ? "imported" : "present";
   }
 }

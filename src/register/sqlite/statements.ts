@@ -6,6 +6,7 @@ import {
   columnNames,
   EVENT_COLUMNS,
   type EventRow,
+  MOVED_SOURCE_COLUMNS,
   REPLAY_COLUMNS,
   type ReplayRow,
 } from "../rows.ts";
@@ -161,8 +162,25 @@ export function prepareImportStatements(db: Database.Database) {
       `${insertSql("inbound_events", columnNames(EVENT_COLUMNS))} ON CONFLICT (sender, event_id) DO NOTHING RETURNING *`,
     ) as Statement<EventRow>,
     attempt: db.prepare(insertSql("delivery_attempts", ["sender", "event_id", ...columnNames(ATTEMPT_COLUMNS)])),
+    source: db.prepare(IMPORT_SOURCE_SQL) as Statement<{ id: number }>,
   };
 }
+
+/**
+ * importDelivery's insert (source-port.ts), unless the delivery is there: an
+ * unmapped one by the unique index's conflict, an ignored one by the same
+ * sender, platform, key, time and correlation id, looked up in the retention's
+ * index (its condition spelled alike, so that INDEXED BY can take it).
+ */
+const IMPORT_SOURCE_SQL = `
+  INSERT INTO source_deliveries (${MOVED_SOURCE_COLUMNS.join(", ")})
+  SELECT ${MOVED_SOURCE_COLUMNS.map((name) => `@${name}`).join(", ")}
+   WHERE NOT EXISTS (
+     SELECT 1 FROM source_deliveries INDEXED BY source_deliveries_by_received
+      WHERE outcome <> 'accepted' AND received_at = @received_at AND outcome = @outcome
+        AND sender = @sender AND platform = @platform AND key = @key AND correlation_id = @correlation_id)
+  ON CONFLICT DO NOTHING
+  RETURNING id`;
 
 /** The bounds of `list`, `page` and `countByStatus` as named parameters. */
 export function filterParams(filter: Partial<ListFilter> & { before?: PageCursor }) {

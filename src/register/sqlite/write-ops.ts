@@ -9,7 +9,7 @@ import type {
   ReserveRequest,
   Settlement,
 } from "../port.ts";
-import { acceptedSourceRow, type EventRow } from "../rows.ts";
+import { acceptedSourceRow, type EventRow, type MovedSourceRow } from "../rows.ts";
 import {
   claimKind,
   finishedAttempt,
@@ -114,7 +114,13 @@ export const writeOps = {
     const key = { sender: row.sender, event_id: row.event_id };
     for (const attempt of rows.attempts) imports.attempt.run({ ...key, ...attempt });
     for (const replay of rows.replays) sql.events.insertReplay.run({ ...key, ...replay });
+    if (rows.source !== null) sql.sources.insert.run(rows.source);
     return row;
+  },
+
+  /** True if written; false when the delivery was there already (SourceDeliveryLog.importDelivery). */
+  importSource(sql: WriteStatements, row: MovedSourceRow): boolean {
+    return sql.imports().source.get(row) !== undefined;
   },
 
   ...sessionWriteOps,
