@@ -18,8 +18,15 @@ import {
 } from "./load.ts";
 import { resetEmulator } from "./onec-posts.ts";
 import { DEFAULT_BENCH_REDIS_URL, deleteKeys, redisUnreachable } from "./peers/redis.ts";
-import { type PeerGoal, peerGoalLines, peersVerdict, printPeers } from "./peers/report.ts";
-import { type Contender, runRounds } from "./peers/rounds.ts";
+import {
+  type PeerGoal,
+  type PeersReport,
+  peerGoalLines,
+  peersVerdict,
+  printPeers,
+  WORKLOAD_TITLES,
+} from "./peers/report.ts";
+import { type Contender, type RoundSettings, runRounds, WORKLOADS } from "./peers/rounds.ts";
 import {
   type BenchDatabase,
   createBenchDatabase,
@@ -32,6 +39,8 @@ import { sampleWaits } from "./postgres-waits.ts";
 import { emulatorSpec, type Server, type ServerSpec, startServer, stopAll, stopServer, tail } from "./processes.ts";
 import { sampleRss } from "./rss.ts";
 import { measureSyncOverhead } from "./sync-overhead.ts";
+import { printWebhookSetup, webhookScenario } from "./webhook.ts";
+import { writeSourcesFile } from "./webhook-load.ts";
 
 /**
  * `npm run bench`: the gateway next to baselines measured on the same
@@ -57,6 +66,10 @@ import { measureSyncOverhead } from "./sync-overhead.ts";
  *               (peers/handwritten.ts), @node-idempotency/core on Redis (peers/library.ts);
  *               new events, repeats of a finished event, the 409 case. Goals: new events
  *               ≥ 2.5× hand-written FULL and ≥ 1× NORMAL, repeats ≥ 1.2× FULL
+ *   webhook     new Shopify orders through the platform's webhook (each a new order, signed)
+ *               next to new events through the native endpoint, two gateways with
+ *               accept-off's settings loaded in turn in short rounds; repeats of each too.
+ *               Goal: new orders ≥ 0.8 of the native endpoint's req/s
  *   sync        a new event answered 201 once delivered (SYNC_WAIT_MS=2000), one request
  *               at a time, less a direct POST to the 1C emulator (sync-overhead.ts):
  *               goal ≤ 2 ms at p50
@@ -87,7 +100,8 @@ const GOALS = {
     { workload: "new", peer: "handwritten-normal", goal: { atLeast: 1 } },
     { workload: "repeat", peer: "handwritten-full", goal: { atLeast: 1.2 } },
   ],
-} as const satisfies Record<string, RatioGoal | DrainGoal | number | readonly PeerGoal[]>;
+  webhook: [{ workload: "new", peer: "native", goal: { atLeast: 0.8 } }],
+} as const satisfies Record<string, RatioGoal | DrainGoal | number | readonly PeerGoal<string>[]>;
 
 /** What each row's requests make the server do: the legend under the table and the goals' summary. */
 const WORK = {
@@ -114,7 +128,17 @@ const PEERS_GATEWAY = "gateway-off";
 type Register = { kind: "sqlite"; path: string } | { kind: "postgres"; database: BenchDatabase };
 
 /** In the order they run. */
-const SCENARIOS = ["accept", "accept-off", "replay", "accept-pg", "peers", "sync", "drain", "drain-pg"] as const;
+const SCENARIOS = [
+  "accept",
+  "accept-off",
+  "replay",
+  "accept-pg",
+  "peers",
+  "webhook",
+  "sync",
+  "drain",
+  "drain-pg",
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const TABLE_SCENARIOS: readonly Scenario[] = ["accept", "accept-off", "replay", "accept-pg"];
 const POSTGRES_SCENARIOS: readonly Scenario[] = ["accept-pg", "drain-pg"];
@@ -182,11 +206,12 @@ async function main(): Promise<boolean> {
     goals.push(...outcome.goals);
   };
   const table = TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario));
-  if (table || scenarios.has("peers") || scenarios.has("sync")) {
-    // One emulator for the table, the peers and sync: idle between rows, since each row's gateways stop with it.
+  if (table || scenarios.has("peers") || scenarios.has("webhook") || scenarios.has("sync")) {
+    // One emulator for the table, the peers, webhook and sync: idle between rows, since each row's gateways stop with it.
     const onec = await startServer(emulatorSpec(), dir);
     if (table) record(await acceptTable(onec));
     if (scenarios.has("peers")) record(await peersScenario(onec));
+    if (scenarios.has("webhook")) record(await webhookScenario(webhookOptions(onec)));
     if (scenarios.has("sync")) record(await syncScenario(onec));
   }
   await stopAll(); // each scenario gets the machine to itself
@@ -425,19 +450,19 @@ async function peersScenario(onec: Server): Promise<Outcome> {
       if (contender.server === gateway) continue;
       await recordEvents(contender.server.url, recorded, contender.requests.new.expectedStatus);
     }
-    const runs = await runRounds(
-      contenders,
-      {
-        connections: settings.connections,
-        rounds: peerRounds,
-        roundSeconds: peerSeconds,
-        warmupSeconds: WARMUP_SECONDS,
-      },
-      (line) => process.stdout.write(`running peers, ${line}...\n`),
+    const runs = await runRounds(contenders, WORKLOADS, roundSettings(), (line) =>
+      process.stdout.write(`running peers, ${line}...\n`),
     );
-    const report = { runs, gateway: PEERS_GATEWAY, durable: PEERS_DURABLE, goals: GOALS.peers };
+    const report: PeersReport = {
+      scenario: "peers",
+      titles: WORKLOAD_TITLES,
+      runs,
+      gateway: PEERS_GATEWAY,
+      durable: PEERS_DURABLE,
+      goals: GOALS.peers,
+    };
     printPeers(report);
-    ok = peersVerdict(runs) && ok;
+    ok = peersVerdict(report) && ok;
     return { ok, goals: peerGoalLines(report) };
   } finally {
     await Promise.all(servers.map((server) => stopServer(server.child)));
@@ -447,6 +472,27 @@ async function peersScenario(onec: Server): Promise<Outcome> {
       );
     }
   }
+}
+
+function webhookOptions(onec: Server): Parameters<typeof webhookScenario>[0] {
+  return {
+    startGateway: (name, env) =>
+      startServer(gatewaySpec(name, onec.url, { kind: "sqlite", path: join(dir, `${name}.db`) }, env), dir),
+    sourcesFile: writeSourcesFile(dir),
+    recorded: replayEvents,
+    rounds: roundSettings(),
+    goals: GOALS.webhook,
+    runId,
+  };
+}
+
+function roundSettings(): RoundSettings {
+  return {
+    connections: settings.connections,
+    rounds: peerRounds,
+    roundSeconds: peerSeconds,
+    warmupSeconds: WARMUP_SECONDS,
+  };
 }
 
 function peerSpec(name: string, file: string, env: Readonly<Record<string, string>>): ServerSpec {
@@ -560,6 +606,7 @@ function printSetup(): void {
   }
   if (TABLE_SCENARIOS.some((scenario) => scenarios.has(scenario))) printTableSetup();
   if (scenarios.has("peers")) printPeersSetup();
+  if (scenarios.has("webhook")) printWebhookSetup({ rounds: roundSettings(), recorded: replayEvents });
   if (scenarios.has("sync")) {
     console.log(
       `sync: a gateway with SYNC_WAIT_MS=${SYNC_WAIT_MS} (a new event answered 201 once its own deliverer has ` +

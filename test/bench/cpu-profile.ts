@@ -37,18 +37,24 @@ interface CallFrame {
 interface Window {
   readonly from: number;
   readonly to: number;
+  /** The one process whose profile the window is for (its folder's name); unset, every process's. */
+  readonly processName?: string;
 }
 
 /** When measured loads ran, in the profiles' time base; empty: whole profiles count. */
 const measuredWindows: Window[] = [];
 
-/** Runs a measured load, noting when it ran: the summary counts only samples taken meanwhile. */
-export async function measuredLoad<T>(run: () => Promise<T>): Promise<T> {
+/**
+ * Runs a measured load, noting when it ran: the summary counts only samples
+ * taken meanwhile, in every process's profile or, given its name, in that
+ * process's only (contenders loaded in turn: one's load is not the other's).
+ */
+export async function measuredLoad<T>(run: () => Promise<T>, processName?: string): Promise<T> {
   const from = monotonicMicros();
   try {
     return await run();
   } finally {
-    measuredWindows.push({ from, to: monotonicMicros() });
+    measuredWindows.push({ from, to: monotonicMicros(), ...(processName === undefined ? {} : { processName }) });
   }
 }
 
@@ -104,7 +110,7 @@ export function summarizeProfile(file: string, label = basename(file)): void {
   profile.samples.forEach((id, i) => {
     const micros = profile.timeDeltas[i] ?? 0;
     at += micros;
-    if (!measured(at)) return;
+    if (!measured(at, label)) return;
     const frame = frames.get(id);
     total += micros;
     if (frame === undefined) return;
@@ -121,7 +127,7 @@ export function summarizeProfile(file: string, label = basename(file)): void {
     byStage.set(stage, (byStage.get(stage) ?? 0) + micros);
   });
   const busy = total - idle;
-  const during = measuredWindows.length === 0 ? "" : " during the measured load";
+  const during = measuredWindows.length === 0 ? "" : " during its measured loads";
   console.log("");
   console.log(
     `${label}: ${(total / 1e6).toFixed(1)} s sampled${during}, ${(busy / 1e6).toFixed(1)} s busy ` +
@@ -173,8 +179,13 @@ function callerOutsideNode(
   return undefined;
 }
 
-function measured(at: number): boolean {
-  return measuredWindows.length === 0 || measuredWindows.some(({ from, to }) => at >= from && at <= to);
+function measured(at: number, label: string): boolean {
+  return (
+    measuredWindows.length === 0 ||
+    measuredWindows.some(
+      ({ from, to, processName }) => at >= from && at <= to && (processName === undefined || processName === label),
+    )
+  );
 }
 
 function top(totals: Map<string, number>, count: number, busy: number): string[] {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, request } from "undici";
-import { BENCH_SENDER_TOKEN, ROUTE } from "./load.ts";
+import { BENCH_SENDER_TOKEN, type Delivery, ROUTE } from "./load.ts";
 
 /**
  * The replay row's set-up, not measured: events recorded through the gateway
@@ -36,19 +36,24 @@ export async function recordFinishedEvents(
 }
 
 /**
- * The peers' set-up: POSTs every body once, `expectedStatus` expected of each
- * (a peer's first answer); a peer has no delivery to wait for.
+ * The peers' and the webhook scenario's set-up: POSTs every body once,
+ * `expectedStatus` expected of each (a peer's first answer); a peer has no
+ * delivery to wait for. A platform's deliveries go to `path` with their own headers.
  */
-export async function recordEvents(url: string, bodies: readonly string[], expectedStatus: number): Promise<void> {
+export async function recordEvents(
+  url: string,
+  bodies: readonly (string | Delivery)[],
+  expectedStatus: number,
+  path = ROUTE,
+): Promise<void> {
   const agent = new Agent({ connections: CONCURRENCY });
   try {
-    await inParallel(bodies, async (body) => {
-      const response = await request(`${url}${ROUTE}`, {
-        method: "POST",
-        dispatcher: agent,
-        headers: { ...AUTHORIZATION, "content-type": "application/json" },
-        body,
-      });
+    await inParallel(bodies, async (item) => {
+      const { body, headers } =
+        typeof item === "string"
+          ? { body: item, headers: { ...AUTHORIZATION, "content-type": "application/json" } }
+          : item;
+      const response = await request(`${url}${path}`, { method: "POST", dispatcher: agent, headers, body });
       const text = await response.body.text();
       if (response.statusCode !== expectedStatus) {
         throw new Error(`recording an event at ${url}: ${response.statusCode} ${text}, not ${expectedStatus}`);

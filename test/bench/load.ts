@@ -34,10 +34,10 @@ export function orderPaidBodies(runId: string): () => string {
  * The same bodies over and over, in turn: each request repeats an event the
  * gateway has already recorded, so every answer is a replay of its first.
  */
-export function repeatingBodies(bodies: readonly string[]): () => string {
+export function repeatingBodies<T extends string | Delivery>(bodies: readonly T[]): () => T {
   if (bodies.length === 0) throw new Error("nothing to repeat");
   let n = 0;
-  return () => bodies[n++ % bodies.length] as string;
+  return () => bodies[n++ % bodies.length] as T;
 }
 
 /**
@@ -65,12 +65,26 @@ type MultiUrlAutocannon = (
 ) => Promise<autocannon.Result>;
 const autocannonOnUrls = autocannon as unknown as MultiUrlAutocannon;
 
+/** A request with headers of its own: a platform's delivery, signed over its body. */
+export interface Delivery {
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 /** What a row sends, and the one answer it must get to every request. */
 export interface Requests {
-  readonly nextBody: () => string;
+  /** A body for ROUTE under the bench sender's token, or a delivery for `path` with its own headers. */
+  readonly nextBody: () => string | Delivery;
+  /** Where deliveries go (a platform's webhook URL); unset, ROUTE. */
+  readonly path?: string;
   /** 201 from the bare server, 202 for a new event (SYNC_WAIT_MS=0), 200 for a repeat of a finished one. */
   readonly expectedStatus: number;
+  /** Called before each run with its length, outside it: where requests built ahead of the load are built. */
+  readonly prepare?: (durationSeconds: number) => void;
 }
+
+/** The bench sender's token on the orders route; a platform's delivery brings its own headers. */
+const SENDER_HEADERS = { "content-type": "application/json", authorization: `Bearer ${BENCH_SENDER_TOKEN}` };
 
 export interface LoadRun {
   readonly result: autocannon.Result;
@@ -88,19 +102,25 @@ export interface LoadRun {
 export async function runLoad(
   baseUrls: readonly string[],
   settings: LoadSettings,
-  { nextBody, expectedStatus }: Requests,
+  { nextBody, path, expectedStatus, prepare }: Requests,
 ): Promise<LoadRun> {
+  prepare?.(settings.durationSeconds);
   const result = await autocannonOnUrls({
-    url: baseUrls.map((baseUrl) => `${baseUrl}${ROUTE}`),
+    url: baseUrls.map((baseUrl) => `${baseUrl}${path ?? ROUTE}`),
     method: "POST",
     // The bare server ignores the token; the gateway authenticates it as a configured sender.
-    headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_SENDER_TOKEN}` },
+    headers: path === undefined ? SENDER_HEADERS : {},
     connections: settings.connections,
     duration: settings.durationSeconds,
     requests: [
       {
         setupRequest: (request) => {
-          request.body = nextBody();
+          const next = nextBody();
+          if (typeof next === "string") request.body = next;
+          else {
+            request.body = next.body;
+            request.headers = { ...request.headers, ...next.headers };
+          }
           return request;
         },
       },

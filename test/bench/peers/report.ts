@@ -3,9 +3,9 @@ import { RSS_GOAL, RSS_GOAL_MB } from "../accept-report.ts";
 import { describeRatioGoal, type GoalLine, goalNote, type RatioGoal, ratioLine, ratioMet } from "../goals.ts";
 import { tail } from "../processes.ts";
 import { megabytes } from "../rss.ts";
-import { type ContenderRuns, median, WORKLOADS, type Workload, type WorkloadRuns } from "./rounds.ts";
+import { type ContenderRuns, median, type Workload, type WorkloadRuns } from "./rounds.ts";
 
-/** The peers scenario's tables, ratios, goals and verdict. */
+/** The tables, ratios, goals and verdict of the scenarios measured in rounds: peers, webhook. */
 
 export const WORKLOAD_TITLES: Readonly<Record<Workload, string>> = {
   new: "new events (every request a new event_id)",
@@ -14,19 +14,27 @@ export const WORKLOAD_TITLES: Readonly<Record<Workload, string>> = {
 };
 
 /** A goal on the gateway's median req/s divided by a peer's, for one workload. */
-export interface PeerGoal {
-  readonly workload: Workload;
+export interface PeerGoal<W extends string = Workload> {
+  readonly workload: W;
   readonly peer: string;
   readonly goal: RatioGoal;
 }
 
-export interface PeersReport {
-  readonly runs: WorkloadRuns;
+export interface PeersReport<W extends string = Workload> {
+  /** The scenario's name, in its headings and failures. */
+  readonly scenario: string;
+  /** Each workload's title, in the order the workloads ran. */
+  readonly titles: Readonly<Record<W, string>>;
+  readonly runs: WorkloadRuns<W>;
   /** The contender the ratios are of. */
   readonly gateway: string;
   /** Each contender's durability, for the table. */
   readonly durable: Readonly<Record<string, string>>;
-  readonly goals: readonly PeerGoal[];
+  readonly goals: readonly PeerGoal<W>[];
+}
+
+function workloadsOf<W extends string>(titles: Readonly<Record<W, string>>): W[] {
+  return Object.keys(titles) as W[];
 }
 
 /** A contender's figures for one workload: the medians of its rounds. */
@@ -45,11 +53,18 @@ function medians(runs: ContenderRuns): Medians {
   };
 }
 
-export function printPeers({ runs, gateway, durable, goals }: PeersReport): void {
-  for (const workload of WORKLOADS) {
+export function printPeers<W extends string>({
+  scenario,
+  titles,
+  runs,
+  gateway,
+  durable,
+  goals,
+}: PeersReport<W>): void {
+  for (const workload of workloadsOf(titles)) {
     const contenders = runs[workload];
     console.log("");
-    console.log(`peers, ${WORKLOAD_TITLES[workload]}:`);
+    console.log(`${scenario}, ${titles[workload]}:`);
     printWorkloadTable(contenders, durable);
     const ours = contenders.find((each) => each.name === gateway);
     if (ours === undefined) continue;
@@ -112,21 +127,28 @@ function printWorkloadTable(contenders: readonly ContenderRuns[], durable: Reado
 }
 
 /** The summary's lines: every goal on a ratio to a peer, then the gateway's peak memory over all workloads. */
-export function peerGoalLines({ runs, gateway, goals }: PeersReport): GoalLine[] {
+export function peerGoalLines<W extends string>({
+  scenario,
+  titles,
+  runs,
+  gateway,
+  goals,
+}: PeersReport<W>): GoalLine[] {
   const lines = goals.map(({ workload, peer, goal }) => {
     const contenders = runs[workload];
     const ours = contenders.find((each) => each.name === gateway);
     const theirs = contenders.find((each) => each.name === peer);
     const ratio =
       ours === undefined || theirs === undefined ? undefined : rateRatio(medians(ours).rate, medians(theirs).rate);
-    return ratioLine(`${WORKLOAD_TITLES[workload].split(" (")[0]}, ${gateway}`, `${peer}, req/s`, ratio, goal);
+    return ratioLine(`${titles[workload].split(" (")[0]}, ${gateway}`, `${peer}, req/s`, ratio, goal);
   });
-  const peaks = WORKLOADS.flatMap((workload) => runs[workload].filter((each) => each.name === gateway))
+  const peaks = workloadsOf(titles)
+    .flatMap((workload) => runs[workload].filter((each) => each.name === gateway))
     .map((each) => each.peakRss)
     .filter((peak): peak is number => peak !== undefined);
   const peak = peaks.length === 0 ? undefined : Math.max(...peaks);
   lines.push({
-    work: `peak RSS under load, ${gateway} (peers scenario)`,
+    work: `peak RSS under load, ${gateway} (${scenario} scenario)`,
     against: "-",
     figure: `${megabytes(peak)} MB`,
     goal: RSS_GOAL,
@@ -136,9 +158,9 @@ export function peerGoalLines({ runs, gateway, goals }: PeersReport): GoalLine[]
 }
 
 /** Figures from a contender that failed requests or answered other than expected are not a measurement. */
-export function peersVerdict(runs: WorkloadRuns): boolean {
+export function peersVerdict<W extends string>({ scenario, titles, runs }: PeersReport<W>): boolean {
   let ok = true;
-  for (const workload of WORKLOADS) {
+  for (const workload of workloadsOf(titles)) {
     for (const contender of runs[workload]) {
       const bad = [contender.warmup, ...contender.rounds].filter((run) => run.unexpected > 0 || run.result.errors > 0);
       if (bad.length === 0) continue;
@@ -146,7 +168,7 @@ export function peersVerdict(runs: WorkloadRuns): boolean {
       const unexpected = sum(bad.map((run) => run.unexpected));
       const errors = sum(bad.map((run) => run.result.errors));
       console.error(
-        `FAIL peers ${workload} ${contender.name}: ${unexpected} answers other than ${contender.expectedStatus} ` +
+        `FAIL ${scenario} ${workload} ${contender.name}: ${unexpected} answers other than ${contender.expectedStatus} ` +
           `(${statuses(bad.map((run) => run.result))}), ${errors} errors`,
       );
       console.error(`${contender.name} output (tail):\n${tail(contender.server.logFile)}`);

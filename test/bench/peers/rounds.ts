@@ -4,7 +4,7 @@ import type { Server } from "../processes.ts";
 import { sampleRss } from "../rss.ts";
 
 /**
- * The peers scenario's measurement: several contenders, each a server in its
+ * The peers and webhook scenarios' measurement: several contenders, each a server in its
  * own process kept alive throughout, loaded in turn in short rounds so that
  * a busy spell on a small shared machine falls on all of them, not on one.
  * For each workload: a warm-up per contender (not reported), then `rounds`
@@ -17,12 +17,12 @@ import { sampleRss } from "../rss.ts";
 export const WORKLOADS = ["new", "repeat", "conflict"] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
-export interface Contender {
+export interface Contender<W extends string = Workload> {
   readonly name: string;
   readonly server: Server;
   /** What each workload sends it, and the one status it must answer. */
-  readonly requests: Readonly<Record<Workload, Requests>>;
-  /** Its measured runs count in a CPU profile's summary (the gateway's, under BENCH_PROFILE). */
+  readonly requests: Readonly<Record<W, Requests>>;
+  /** Its measured runs count in its CPU profile's summary (a gateway's, under BENCH_PROFILE). */
   readonly profiled?: boolean;
 }
 
@@ -44,25 +44,27 @@ export interface ContenderRuns {
   readonly peakRss: number | undefined;
 }
 
-export type WorkloadRuns = Readonly<Record<Workload, readonly ContenderRuns[]>>;
+export type WorkloadRuns<W extends string = Workload> = Readonly<Record<W, readonly ContenderRuns[]>>;
 
-export async function runRounds(
-  contenders: readonly Contender[],
+/** Each of `workloads` in turn, all its rounds before the next workload. */
+export async function runRounds<W extends string>(
+  contenders: readonly Contender<W>[],
+  workloads: readonly W[],
   settings: RoundSettings,
   progress: (line: string) => void,
-): Promise<WorkloadRuns> {
-  const runs = {} as Record<Workload, ContenderRuns[]>;
-  for (const workload of WORKLOADS) runs[workload] = await runWorkload(contenders, workload, settings, progress);
+): Promise<WorkloadRuns<W>> {
+  const runs = {} as Record<W, ContenderRuns[]>;
+  for (const workload of workloads) runs[workload] = await runWorkload(contenders, workload, settings, progress);
   return runs;
 }
 
-async function runWorkload(
-  contenders: readonly Contender[],
-  workload: Workload,
+async function runWorkload<W extends string>(
+  contenders: readonly Contender<W>[],
+  workload: W,
   settings: RoundSettings,
   progress: (line: string) => void,
 ): Promise<ContenderRuns[]> {
-  const load = (contender: Contender, durationSeconds: number) =>
+  const load = (contender: Contender<W>, durationSeconds: number) =>
     runLoad(
       [contender.server.url],
       { connections: settings.connections, durationSeconds },
@@ -78,10 +80,10 @@ async function runWorkload(
   for (let round = 0; round < settings.rounds; round++) {
     for (let turn = 0; turn < contenders.length; turn++) {
       const index = (round + turn) % contenders.length;
-      const contender = contenders[index] as Contender;
+      const contender = contenders[index] as Contender<W>;
       const memory = sampleRss([contender.server.child.pid]);
       const run = contender.profiled
-        ? await measuredLoad(() => load(contender, settings.roundSeconds))
+        ? await measuredLoad(() => load(contender, settings.roundSeconds), contender.server.name)
         : await load(contender, settings.roundSeconds);
       peaks[index] = larger(peaks[index], memory.stop());
       rounds[index]?.push(run);
