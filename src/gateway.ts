@@ -13,6 +13,7 @@ import { GatewayMetrics } from "./observability/metrics.ts";
 import { OnecClient } from "./onec/client.ts";
 import { openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
+import { DEFAULT_SENDER } from "./register/senders.ts";
 import { Purger } from "./retention/purger.ts";
 import type { SourceSettings } from "./sources/port.ts";
 
@@ -127,17 +128,22 @@ export interface Gateway extends DeliveryStack {
   drain(): void;
 }
 
-/** Counts what the deliverer does; reads the backlog from the register when scraped. */
+/**
+ * Counts what the deliverer does; reads the backlog from the register when scraped. `senders` and
+ * `sources` are those the server takes requests from (a worker takes none): their series start at 0.
+ */
 export function createMetrics(
   stack: DeliveryStack,
   now: () => number,
   sources: readonly SourceSettings[] = [],
+  senders: readonly string[] = [],
 ): GatewayMetrics {
   const metrics = new GatewayMetrics({
     backlog: () => stack.register.backlog(),
     breakerState: () => stack.deliverer.breakerState,
     now,
     webhookSources: () => sources,
+    senders: () => senders,
   });
   stack.deliverer.on("attempted", ({ outcome, durationMs, record }) => {
     metrics.attempt(outcome, durationMs);
@@ -146,6 +152,12 @@ export function createMetrics(
     }
   });
   return metrics;
+}
+
+/** The senders' ids the orders route answers as: the configured ones, or `default` when anonymous. */
+function sendersOf(config: GatewayConfig): string[] {
+  if (config.senders.length === 0 && config.allowAnonymous) return [DEFAULT_SENDER];
+  return config.senders.map((sender) => sender.id);
 }
 
 /** The server: HTTP edge plus, unless DELIVERER=off, the deliverer in the same process. */
@@ -161,7 +173,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
   const now = Date.now;
   const stack = await createDeliveryStack(config, logger, now);
   const deliverer = config.deliverer ? stack.deliverer : undefined;
-  const metrics = createMetrics(stack, now, config.sources);
+  const metrics = createMetrics(stack, now, config.sources, sendersOf(config));
   const purger = new Purger({
     register: stack.register,
     now,

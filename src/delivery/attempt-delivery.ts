@@ -31,6 +31,22 @@ export interface AttemptDeps {
 /** What the attempt came to, as metrics count it. */
 export type AttemptOutcome = OnecOutcome["kind"] | `lookup_${OnecEventLookup["kind"]}`;
 
+/** Each outcome once: the compiler refuses this table when an outcome is added to the types and not here. */
+const EVERY_ATTEMPT_OUTCOME: Record<AttemptOutcome, true> = {
+  delivered: true,
+  rejected: true,
+  conflict: true,
+  errored: true,
+  unauthorized: true,
+  retryable: true,
+  lookup_found: true,
+  lookup_absent: true,
+  lookup_unknown: true,
+};
+
+/** Every outcome an attempt can come to: the metrics show each at 0 from the start. */
+export const ATTEMPT_OUTCOMES = Object.keys(EVERY_ATTEMPT_OUTCOME) as readonly AttemptOutcome[];
+
 export interface AttemptResult {
   /** The record after the attempt: ours if the lease held, the newer claim's if not. */
   record: EventRecord;

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { EventStatus } from "../domain/event-status.ts";
 import type { AttemptKind, Claim, EventRecord } from "../register/port.ts";
-import { type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
+import { ATTEMPT_OUTCOMES, type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
 import { DueQueue } from "./due-queue.ts";
 import { ReadyClaims } from "./ready-claims.ts";
@@ -36,10 +36,16 @@ export interface DelivererOptions {
 
 export interface AttemptNotice {
   /** What 1C's answer came to, or lease_lost when a newer claim had taken the event over. */
-  outcome: AttemptOutcome | "lease_lost";
+  outcome: AttemptOutcome | typeof LEASE_LOST;
   durationMs: number;
   record: EventRecord;
 }
+
+/** The outcome noticed for an attempt whose lease a newer claim had taken over. */
+const LEASE_LOST = "lease_lost";
+
+/** Every outcome an `attempted` notice can carry. */
+export const NOTICED_OUTCOMES: readonly AttemptNotice["outcome"][] = [...ATTEMPT_OUTCOMES, LEASE_LOST];
 
 /** The share of its lease a claim made ahead may wait before its call: half the lease's least margin over the 1C deadline. */
 const READY_SHARE = 1 / 6;
@@ -326,7 +332,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
             `event stopped: ${record.lastError}`,
           );
         }
-        this.emit("attempted", { outcome: leaseLost ? "lease_lost" : outcome, durationMs, record });
+        this.emit("attempted", { outcome: leaseLost ? LEASE_LOST : outcome, durationMs, record });
         this.emit("settled", record);
       })
       .catch((error: unknown) => {

@@ -138,6 +138,22 @@ export function verdictFor(
 export const ONEC_ERROR_CLASS = "onec_error";
 
 /**
+ * Every error class an event ends FAILED_FINAL with: 1C refused it, 1C kept failing on it, or the
+ * gateway gave up. Each ending below is typed by this list, so a new one is added here first; the
+ * metrics show each at 0 from the start.
+ */
+export const FAILED_FINAL_REASONS = [
+  "onec_rejected",
+  "onec_conflict",
+  ONEC_ERROR_CLASS,
+  "max_attempts",
+  "max_age",
+  "crash_loop",
+] as const;
+
+export type FailedFinalReason = (typeof FAILED_FINAL_REASONS)[number];
+
+/**
  * 1C failed on the event `count` times: final, with 1C's text for support. No lookup first: 1C ran
  * this very call under the key's lock and rolled it back, so it holds no order for the key.
  */
@@ -197,7 +213,7 @@ function answeredSettlement(
       return {
         status: EventStatus.FAILED_FINAL,
         error: `1C rejected the order: ${outcome.code}: ${outcome.message}`,
-        errorClass: "onec_rejected",
+        errorClass: "onec_rejected" satisfies FailedFinalReason,
         response: refusalSnapshot(
           record.eventId,
           "GW_ERR_ONEC_REJECTED",
@@ -210,7 +226,7 @@ function answeredSettlement(
       return {
         status: EventStatus.FAILED_FINAL,
         error: `1C holds this event id with another body: ${outcome.message}`,
-        errorClass: "onec_conflict",
+        errorClass: "onec_conflict" satisfies FailedFinalReason,
         response: refusalSnapshot(
           record.eventId,
           "GW_ERR_ONEC_CONFLICT",
@@ -231,7 +247,7 @@ function answeredSettlement(
   }
 }
 
-function abandon(record: EventRecord, errorClass: string, why: string): FinalSettlement {
+function abandon(record: EventRecord, errorClass: FailedFinalReason, why: string): FinalSettlement {
   return {
     status: EventStatus.FAILED_FINAL,
     error: `delivery abandoned (${errorClass}): ${why}`,

@@ -217,6 +217,9 @@ export const problems = {
 
 export type ProblemCode = keyof typeof problems;
 
+/** Every code of the table, in its order. */
+export const PROBLEM_CODES = Object.keys(problems) as readonly ProblemCode[];
+
 export function problemType(code: ProblemCode): string {
   return PROBLEM_TYPE_BASE + problems[code].slug;
 }

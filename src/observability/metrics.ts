@@ -1,6 +1,8 @@
 import { Counter, type CounterConfiguration, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { BreakerState } from "../delivery/breaker.ts";
-import type { ProblemCode } from "../errors/catalogue.ts";
+import { NOTICED_OUTCOMES } from "../delivery/deliverer.ts";
+import { FAILED_FINAL_REASONS } from "../delivery/retry-policy.ts";
+import { PROBLEM_CODES, type ProblemCode } from "../errors/catalogue.ts";
 
 /** What the metrics read at scrape time, rather than counting along the way. */
 export interface MetricSources {
@@ -9,12 +11,17 @@ export interface MetricSources {
   now(): number;
   /** The configured platform webhooks (SOURCES_FILE): their outcomes are shown at 0 from the start. */
   webhookSources?(): readonly { platform: string; sender: string }[];
+  /** The senders this process takes events from (their ids): their counters are shown at 0 from the start. */
+  senders?(): readonly string[];
 }
 
 /** The outcomes a configured platform webhook starts with at 0; refusals by problem code are counted as they come. */
 const WEBHOOK_OUTCOMES = ["accepted", "repeated", "ignored", "unmapped", "ping", "unauthorized", "malformed"] as const;
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** The sender label of a refusal before any sender was known: a missing or wrong token (order-paid.ts). */
+const NO_SENDER = "-";
 
 /** The route label of an answer to a request no route matched (its 404, or a refusal on an unknown path). */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -100,6 +107,12 @@ export class GatewayMetrics {
     for (const { platform, sender } of sources.webhookSources?.() ?? []) {
       for (const outcome of WEBHOOK_OUTCOMES) this.#webhooks.zero([platform, sender, outcome]);
     }
+    this.#zeroSenders(sources.senders?.() ?? []);
+    for (const outcome of NOTICED_OUTCOMES) {
+      this.#attempts.inc({ outcome }, 0);
+      this.#onecSeconds.zero({ outcome });
+    }
+    for (const reason of FAILED_FINAL_REASONS) this.#ended.inc({ reason }, 0);
 
     let backlog: ReturnType<MetricSources["backlog"]> | undefined;
     // One register query per scrape feeds all three gauges.
@@ -142,6 +155,19 @@ export class GatewayMetrics {
         this.set(BREAKER_VALUE[sources.breakerState()]);
       },
     });
+  }
+
+  /**
+   * Every label value a sender's counters can take, at 0: rate() and increase() see a series only
+   * from its first sample, so a refusal or a conflict counted into a new series would never show.
+   */
+  #zeroSenders(senders: readonly string[]): void {
+    this.#rejected.zero([NO_SENDER, "GW_ERR_UNAUTHORIZED"]);
+    for (const sender of senders) {
+      this.#accepted.zero([sender]);
+      this.#conflicts.zero([sender]);
+      for (const code of PROBLEM_CODES) this.#rejected.zero([sender, code]);
+    }
   }
 
   accepted(sender: string): void {

@@ -46,10 +46,13 @@ describe.each(registerBackends())("retention of platform deliveries on $name", (
     return new Purger({ register, now: () => NOW, log, retentionMs: RETENTION, batchSize, intervalMs: 3_600_000 });
   }
 
-  it("purges old ignored and unmapped deliveries in batches; young ones and accepted ones of kept events stay", async () => {
-    for (let i = 0; i < 3; i += 1) await register.sources.record(delivery({ correlationId: `old-ignored-${i}` }));
+  it("purges old ignored deliveries in batches; young ones, unmapped ones and accepted ones of kept events stay", async () => {
+    for (let i = 0; i < 5; i += 1) await register.sources.record(delivery({ correlationId: `old-ignored-${i}` }));
+    // Payments the platform was told are recorded: they wait for support, however old.
     for (let i = 0; i < 2; i += 1) {
-      await register.sources.record(delivery({ outcome: "unmapped", key: `k-${i}`, reason: "unknown SKU" }));
+      await register.sources.record(
+        delivery({ outcome: "unmapped", key: `k-${i}`, reason: "unknown SKU", correlationId: `old-unmapped-${i}` }),
+      );
     }
     await register.sources.record(delivery({ correlationId: "young-ignored", receivedAt: YOUNG }));
     // A pending event from long ago: its delivery stays as long as the event does.
@@ -73,7 +76,12 @@ describe.each(registerBackends())("retention of platform deliveries on $name", (
       { olderThan: NOW - RETENTION, batchSize: 2 },
     ]);
     const left = await register.sources.list({ limit: 100 });
-    expect(left.map((row) => row.correlationId).sort()).toEqual(["accepted", "young-ignored"]);
+    expect(left.map((row) => row.correlationId).sort()).toEqual([
+      "accepted",
+      "old-unmapped-0",
+      "old-unmapped-1",
+      "young-ignored",
+    ]);
     expect(lines).toContainEqual(expect.objectContaining({ purged_deliveries: 5 }));
   });
 
