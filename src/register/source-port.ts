@@ -78,9 +78,11 @@ export interface SourceDeliveryLog {
    */
   markRemapped(id: number, eventId: string, now: number): Promise<boolean>;
   /**
-   * Deletes ignored and unmapped deliveries (remapped or not) received before
-   * `olderThan`, at most `batchSize`, in one short write transaction; how many
-   * went. Accepted ones go only with their event (purgeFinished).
+   * Deletes ignored deliveries received before `olderThan`, at most
+   * `batchSize`, in one short write transaction; how many went. Accepted and
+   * remapped ones go only with their event (purgeFinished). An unmapped one is
+   * never purged: it is a payment the platform was told is recorded, and it
+   * waits for support as a pending event waits for 1C.
    */
   purge(request: { olderThan: number; batchSize: number }): Promise<number>;
   /**

@@ -23,7 +23,7 @@ export function purgeInBatches(
   return inBatches((batch) => register.purgeFinished(batch), request, keepGoing);
 }
 
-/** The platforms' ignored and unmapped deliveries, the same way (accepted ones go with their events). */
+/** The platforms' ignored deliveries, the same way (accepted and mapped ones go with their events; unmapped ones wait for support). */
 export function purgeSourcesInBatches(
   register: EventRegister,
   request: PurgeRequest,
@@ -50,7 +50,7 @@ export interface PurgerOptions {
   register: EventRegister;
   now: () => number;
   log: Logger;
-  /** Finished events whose updated_at is older than this go, and ignored or unmapped platform deliveries received before it. */
+  /** Finished events whose updated_at is older than this go, and ignored platform deliveries received before it. */
   retentionMs: number;
   batchSize?: number;
   intervalMs: number;
@@ -64,7 +64,7 @@ export interface PurgerEvents {
 /**
  * Forgets finished events (SUCCEEDED, FAILED_FINAL) once they are older than
  * the retention, so the register does not grow without bound, the platforms'
- * ignored and unmapped deliveries as old, and the console's expired sessions.
+ * ignored deliveries as old, and the console's expired sessions.
  * Pending events are never purged: the register is also the delivery queue.
  */
 export class Purger extends EventEmitter<PurgerEvents> {
@@ -134,7 +134,7 @@ export class Purger extends EventEmitter<PurgerEvents> {
       if (sources > 0) {
         this.#log.info(
           { purged_deliveries: sources, older_than: new Date(olderThan).toISOString() },
-          "purged ignored and unmapped platform deliveries",
+          "purged ignored platform deliveries",
         );
       }
     }

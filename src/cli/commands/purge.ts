@@ -29,9 +29,9 @@ export async function purgeEvents(options: PurgeOptions, register: EventRegister
   }
   const purged = await purgeInBatches(register, { olderThan, batchSize: options.batchSize });
   io.out(`purged ${purged} finished events older than ${iso(olderThan)}`);
-  // The platforms' ignored and unmapped deliveries age out with the same bound, as the running gateway purges them.
+  // The platforms' ignored deliveries age out with the same bound, as the running gateway purges them; unmapped ones wait for support.
   const deliveries = await purgeSourcesInBatches(register, { olderThan, batchSize: options.batchSize });
-  io.out(`purged ${deliveries} ignored or unmapped platform deliveries received before ${iso(olderThan)}`);
+  io.out(`purged ${deliveries} ignored platform deliveries received before ${iso(olderThan)}`);
   return 0;
 }
 
@@ -44,7 +44,7 @@ export const purgeCommand: Command = {
 Deletes SUCCEEDED and FAILED_FINAL events that finished (or were last
 replayed) more than N hours ago, with their attempts and replay audit rows.
 Pending events (PROCESSING, FAILED_RETRYABLE) are never deleted. Platforms'
-ignored and unmapped webhook deliveries received before the same bound go
+ignored webhook deliveries received before the same bound go
 too (an accepted one goes with its event). A running
 gateway does the same every PURGE_INTERVAL_MS on its own.
 

@@ -117,7 +117,7 @@ function notFound(request: FastifyRequest, reply: FastifyReply, id: string): Fas
   return sendAnswer(
     reply,
     problemAnswer("GW_ERR_NOT_FOUND", request.id, {
-      detail: `no platform delivery with id "${id}"; ignored and unmapped ones are purged after RETENTION_HOURS`,
+      detail: `no platform delivery with id "${id}"; ignored ones are purged after RETENTION_HOURS`,
     }),
   );
 }

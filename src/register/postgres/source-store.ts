@@ -98,7 +98,7 @@ export class PostgresSourceLog implements SourceDeliveryLog {
       () => db`
         DELETE FROM source_deliveries WHERE ctid = ANY (ARRAY(
           SELECT ctid FROM source_deliveries
-           WHERE outcome <> 'accepted' AND received_at < ${request.olderThan}::bigint
+           WHERE outcome = 'ignored' AND received_at < ${request.olderThan}::bigint
            LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`,
     );
     return result.count;
@@ -132,7 +132,7 @@ export class PostgresSourceLog implements SourceDeliveryLog {
         SELECT ${values} FROM json_populate_record(NULL::source_deliveries, ${JSON.stringify(row)}::text::json) AS d
          WHERE NOT EXISTS (
            SELECT 1 FROM source_deliveries kept
-            WHERE kept.outcome <> 'accepted' AND kept.received_at = d.received_at AND kept.outcome = d.outcome
+            WHERE kept.outcome = 'ignored' AND kept.received_at = d.received_at AND kept.outcome = d.outcome
               AND kept.sender = d.sender AND kept.platform = d.platform AND kept.key = d.key
               AND kept.correlation_id = d.correlation_id)
         ON CONFLICT DO NOTHING

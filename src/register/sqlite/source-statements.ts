@@ -13,7 +13,7 @@ export type SourceStatements = ReturnType<typeof prepareSourceStatements>;
 type Statement<R> = Database.Statement<unknown[], R>;
 
 /** The retention purge's rows: the partial index source_deliveries_by_received's condition, spelled alike. */
-const PURGEABLE = "outcome <> 'accepted' AND received_at < @olderThan";
+const PURGEABLE = "outcome = 'ignored' AND received_at < @olderThan";
 
 /** The SQL of the platforms' deliveries, prepared once per connection. */
 export function prepareSourceStatements(db: Database.Database) {

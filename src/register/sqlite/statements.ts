@@ -177,7 +177,7 @@ const IMPORT_SOURCE_SQL = `
   SELECT ${MOVED_SOURCE_COLUMNS.map((name) => `@${name}`).join(", ")}
    WHERE NOT EXISTS (
      SELECT 1 FROM source_deliveries INDEXED BY source_deliveries_by_received
-      WHERE outcome <> 'accepted' AND received_at = @received_at AND outcome = @outcome
+      WHERE outcome = 'ignored' AND received_at = @received_at AND outcome = @outcome
         AND sender = @sender AND platform = @platform AND key = @key AND correlation_id = @correlation_id)
   ON CONFLICT DO NOTHING
   RETURNING id`;

@@ -34,4 +34,4 @@ CREATE INDEX source_deliveries_by_event ON source_deliveries (sender, event_id) 
 -- The list newest first is the primary key; by outcome (the unmapped ones among many ignored), this.
 CREATE INDEX source_deliveries_by_outcome ON source_deliveries (outcome, id);
 -- The retention purge: accepted rows go only with their events.
-CREATE INDEX source_deliveries_by_received ON source_deliveries (received_at) WHERE outcome <> 'accepted';
+CREATE INDEX source_deliveries_by_received ON source_deliveries (received_at) WHERE outcome = 'ignored';
