@@ -20,6 +20,22 @@ export type WebhookOutcome =
    */
   | { kind: "event"; result: Extract<AcceptResult, { kind: "event" }>; changed?: SourceDelivery };
 
+/** How metrics count an outcome: its kind, with a payment split into new and repeated. Every label, for the series shown at 0. */
+export const WEBHOOK_OUTCOME_LABELS = [
+  "accepted",
+  "repeated",
+  "ignored",
+  "unmapped",
+  "ping",
+  "unauthorized",
+  "malformed",
+] as const;
+
+export function webhookOutcomeLabel(outcome: WebhookOutcome): (typeof WEBHOOK_OUTCOME_LABELS)[number] {
+  if (outcome.kind !== "event") return outcome.kind;
+  return outcome.result.firstAnswer ? "accepted" : "repeated";
+}
+
 export interface WebhookIntakeOptions {
   acceptor: OrderPaidAcceptor;
   deliveries: SourceDeliveryLog;

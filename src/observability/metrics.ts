@@ -1,4 +1,5 @@
 import { Counter, type CounterConfiguration, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { WEBHOOK_OUTCOME_LABELS } from "../accept/webhook-intake.ts";
 import type { BreakerState } from "../delivery/breaker.ts";
 import { NOTICED_OUTCOMES } from "../delivery/deliverer.ts";
 import { FAILED_FINAL_REASONS } from "../delivery/retry-policy.ts";
@@ -14,9 +15,6 @@ export interface MetricSources {
   /** The senders this process takes events from (their ids): their counters are shown at 0 from the start. */
   senders?(): readonly string[];
 }
-
-/** The outcomes a configured platform webhook starts with at 0; refusals by problem code are counted as they come. */
-const WEBHOOK_OUTCOMES = ["accepted", "repeated", "ignored", "unmapped", "ping", "unauthorized", "malformed"] as const;
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -105,7 +103,7 @@ export class GatewayMetrics {
       registers,
     });
     for (const { platform, sender } of sources.webhookSources?.() ?? []) {
-      for (const outcome of WEBHOOK_OUTCOMES) this.#webhooks.zero([platform, sender, outcome]);
+      for (const outcome of WEBHOOK_OUTCOME_LABELS) this.#webhooks.zero([platform, sender, outcome]);
     }
     this.#zeroSenders(sources.senders?.() ?? []);
     for (const outcome of NOTICED_OUTCOMES) {

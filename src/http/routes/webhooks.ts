@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { WebhookIntake, WebhookOutcome } from "../../accept/webhook-intake.ts";
+import { type WebhookIntake, type WebhookOutcome, webhookOutcomeLabel } from "../../accept/webhook-intake.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
@@ -91,7 +91,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
             { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
             request.id,
           );
-    metrics.webhook(platform, request.sender, outcomeLabel(outcome));
+    metrics.webhook(platform, request.sender, webhookOutcomeLabel(outcome));
     request.logEvent = logFieldsOf(outcome);
     if (outcome.kind === "unauthorized") {
       const wait = await request.server.authThrottle.failed(request, "sender", `${platform}/${request.params.sender}`);
@@ -113,12 +113,6 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
       platform === "tilda" ? `${WEBHOOKS_PATH}/tilda/:sender/:token` : `${WEBHOOKS_PATH}/${platform}/:sender`;
     app.post<{ Params: WebhookParams }>(path, { schema: webhookRouteSchema(platform), config: { platform } }, handle);
   }
-}
-
-/** The outcome as metrics count it: the kinds, with a payment split into new and repeated. */
-function outcomeLabel(outcome: WebhookOutcome): string {
-  if (outcome.kind !== "event") return outcome.kind;
-  return outcome.result.firstAnswer ? "accepted" : "repeated";
 }
 
 function logFieldsOf(outcome: WebhookOutcome): { eventId: string; eventStatus?: string } | undefined {
