@@ -21,19 +21,19 @@ export interface AdmittedFacts {
  * another process is seen at once. Bounded: the oldest are dropped first,
  * and only bodies that passed admission are kept, at about 200 bytes each.
  */
-export class KnownBodies {
+export class KnownBodies<Facts = AdmittedFacts> {
   readonly #capacity: number;
-  readonly #facts = new Map<string, AdmittedFacts>();
+  readonly #facts = new Map<string, Facts>();
 
   constructor(capacity = DEFAULT_CAPACITY) {
     this.#capacity = capacity;
   }
 
-  recall(digest: string): AdmittedFacts | undefined {
+  recall(digest: string): Facts | undefined {
     return this.#facts.get(digest);
   }
 
-  remember(digest: string, facts: AdmittedFacts): void {
+  remember(digest: string, facts: Facts): void {
     if (this.#capacity <= 0) return;
     this.#facts.set(digest, facts);
     if (this.#facts.size > this.#capacity) {

@@ -36,8 +36,8 @@ export interface AcceptRequest {
   correlationId: string;
   /** How long this request waits for 1C at most; the acceptor's syncWaitMs when absent (a platform's answer deadline is shorter). */
   waitMs?: number;
-  /** The platform delivery it came from: recorded with the event, in its transaction, when the event is new. */
-  source?: SourceDeliveryInput;
+  /** The platform delivery it came from: made and recorded with the event, in its transaction, only when the event is new. */
+  source?: () => SourceDeliveryInput;
 }
 
 /**
@@ -73,7 +73,7 @@ export class OrderPaidAcceptor {
       body: request.canonical.text,
       correlationId: request.correlationId,
       now: this.#options.now(),
-      ...(request.source === undefined ? {} : { source: request.source }),
+      ...(request.source === undefined ? {} : { source: request.source() }),
     });
     if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
     return this.#answer(await reserving, request.canonical, waitMs);

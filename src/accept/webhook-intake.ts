@@ -1,8 +1,10 @@
-import { canonicalizeEvent } from "../domain/fingerprint.ts";
+import { hash } from "node:crypto";
+import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
 import type { EventRecord } from "../register/port.ts";
 import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
-import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "../sources/port.ts";
+import type { PlatformIds, SourceAdapter, SourceSettings, WebhookDelivery } from "../sources/port.ts";
 import type { AcceptResult } from "./accept-result.ts";
+import { KnownBodies } from "./known-bodies.ts";
 import type { OrderPaidAcceptor } from "./order-paid-acceptor.ts";
 
 /** What one platform delivery came to; the HTTP edge maps it to the platform's answer (src/http/webhook-answers.ts). */
@@ -52,6 +54,8 @@ export class WebhookIntake {
   readonly #acceptor: OrderPaidAcceptor;
   readonly #deliveries: SourceDeliveryLog;
   readonly #now: () => number;
+  /** Payments this process has read, by their delivery's identity: a platform's retry repeats its bytes. */
+  readonly #known = new KnownBodies<KnownPayment>(KNOWN_PAYMENTS);
 
   constructor(options: WebhookIntakeOptions) {
     this.#acceptor = options.acceptor;
@@ -68,8 +72,14 @@ export class WebhookIntake {
     if (adapter.isPing?.(delivery) === true) return { kind: "ping" };
     const verified = adapter.verify(delivery, settings);
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
+    const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
+    // A retry of a payment already read is answered from what it came to, as a sender's repeated bytes are.
+    const identity = deliveryIdentity(adapter, settings, delivery);
+    const known = this.#known.recall(identity);
+    if (known !== undefined) {
+      return this.#accept(adapter, known, settings.sender, correlationId, () => keep(acceptedAs(known)));
+    }
     const reading = adapter.read(delivery, settings);
-    const kept = keptDelivery(adapter, settings, delivery, reading, correlationId);
     switch (reading.kind) {
       case "test":
         return { kind: "ping" };
@@ -77,9 +87,17 @@ export class WebhookIntake {
         return reading;
       case "ignored":
       case "unmapped":
-        return { kind: reading.kind, delivery: await this.#deliveries.record(kept) };
-      case "paid":
-        return this.#accept(adapter, reading.event, kept);
+        return {
+          kind: reading.kind,
+          delivery: await this.#deliveries.record(
+            keep({ key: reading.key ?? "", outcome: reading.kind, reason: reading.reason, ids: reading.ids }),
+          ),
+        };
+      case "paid": {
+        const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
+        this.#known.remember(identity, payment);
+        return this.#accept(adapter, payment, settings.sender, correlationId, () => keep(acceptedAs(payment)));
+      }
     }
   }
 
@@ -95,7 +113,7 @@ export class WebhookIntake {
     correlationId: string,
   ): Promise<WebhookOutcome> {
     const delivery: WebhookDelivery = {
-      headers: storedHeaders(stored),
+      headers: storedIds(stored).headers,
       raw: Buffer.from(stored.payload, "utf8"),
       receivedAt: stored.receivedAt,
     };
@@ -105,37 +123,66 @@ export class WebhookIntake {
         return { kind: "malformed", detail: "the stored payload no longer reads as an order" };
       return { kind: reading.kind, delivery: { ...stored, reason: reading.reason } };
     }
-    const outcome = await this.#accept(adapter, reading.event, undefined, correlationId, stored.sender);
-    if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, reading.event.event_id, this.#now());
+    const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
+    const outcome = await this.#accept(adapter, payment, stored.sender, correlationId);
+    if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
     return outcome;
   }
 
   async #accept(
     adapter: SourceAdapter,
-    event: Extract<Reading, { kind: "paid" }>["event"],
-    kept: SourceDeliveryInput | undefined,
-    correlationId = kept?.correlationId ?? "",
-    sender = kept?.sender ?? "",
+    payment: KnownPayment,
+    sender: string,
+    correlationId: string,
+    source?: () => SourceDeliveryInput,
   ): Promise<WebhookOutcome> {
-    const canonical = canonicalizeEvent(event);
     const result = await this.#acceptor.accept({
       sender,
-      eventId: event.event_id,
-      canonical,
+      eventId: payment.eventId,
+      canonical: payment.canonical,
       correlationId,
       waitMs: Math.floor(adapter.answerWithinMs * WAIT_SHARE),
-      ...(kept === undefined ? {} : { source: { ...kept, outcome: "accepted" as const, reason: null } }),
+      ...(source === undefined ? {} : { source }),
     });
     if (result.kind === "event") return { kind: "event", result };
     const repeat = { kind: "event" as const, firstAnswer: false, record: result.record };
-    if (sameOrderAsFirst(result.record, event) || kept === undefined) return { kind: "event", result: repeat };
+    if (source === undefined || sameOrderAsFirst(result.record, payment.canonical))
+      return { kind: "event", result: repeat };
     const changed = await this.#deliveries.record({
-      ...kept,
+      ...source(),
       outcome: "ignored",
-      reason: `the order differs from the one first received under ${event.event_id}: the first was sent to 1C, this one is not`,
+      reason: `the order differs from the one first received under ${payment.eventId}: the first was sent to 1C, this one is not`,
     });
     return { kind: "event", result: repeat, changed };
   }
+}
+
+/** What a payment's delivery came to: all a retry of it needs. */
+interface KnownPayment {
+  eventId: string;
+  canonical: Canonical;
+  ids: PlatformIds;
+}
+
+/** 2 000 payments of about 2 KB: a platform's retries come within hours, and a miss only reads the bytes again. */
+const KNOWN_PAYMENTS = 2000;
+
+/**
+ * A delivery's identity: the bytes and the headers its adapter reads, under
+ * its platform and sender (whose settings the reading depends on, fixed for
+ * the process's life). Computed after the signature is checked, so only
+ * authentic bytes are ever remembered.
+ */
+function deliveryIdentity(adapter: SourceAdapter, settings: SourceSettings, delivery: WebhookDelivery): string {
+  const headers = adapter.readsHeaders.map((name) => {
+    const value = delivery.headers[name];
+    return typeof value === "string" ? value : "";
+  });
+  return hash(
+    "sha256",
+    `${adapter.platform}\n${settings.sender}\n${headers.join("\n")}\n${delivery.raw.toString("latin1")}`,
+    "base64url",
+  );
 }
 
 /** A platform waits a few seconds at most (Shopify and Tilda 5 s): the request waits for 1C a fifth of that, then answers 202. */
@@ -146,8 +193,9 @@ const WAIT_SHARE = 0.2;
  * whose payload has no time of its own (Tilda) gets the receive time, which
  * differs on each of its retries.
  */
-function sameOrderAsFirst(first: EventRecord, event: Extract<Reading, { kind: "paid" }>["event"]): boolean {
+function sameOrderAsFirst(first: EventRecord, canonical: Canonical): boolean {
   const firstEvent = JSON.parse(first.body) as { occurred_at?: unknown };
+  const event = JSON.parse(canonical.text) as Record<string, unknown>;
   return (
     canonicalizeEvent({ ...event, occurred_at: firstEvent.occurred_at }, first.policyVersion).fingerprint ===
     first.fingerprint
@@ -166,21 +214,27 @@ function platformHeaders(delivery: WebhookDelivery): Record<string, string> {
 
 const SIGNATURE_HEADERS = new Set(["x-shopify-hmac-sha256", "x-wc-webhook-signature"]);
 
+/** What a delivery is kept as: its key, outcome, reason and the platform's ids. */
+type KeptAs = Pick<SourceDeliveryInput, "key" | "outcome" | "reason"> & { ids: PlatformIds };
+
+function acceptedAs(payment: KnownPayment): KeptAs {
+  return { key: payment.eventId, outcome: "accepted", reason: null, ids: payment.ids };
+}
+
 function keptDelivery(
   adapter: SourceAdapter,
   settings: SourceSettings,
   delivery: WebhookDelivery,
-  reading: Reading,
+  kept: KeptAs,
   correlationId: string,
 ): SourceDeliveryInput {
-  const ids: PlatformIds = "ids" in reading ? reading.ids : {};
   return {
     sender: settings.sender,
     platform: adapter.platform,
-    key: reading.kind === "paid" ? reading.event.event_id : "key" in reading ? (reading.key ?? "") : "",
-    outcome: reading.kind === "unmapped" ? "unmapped" : reading.kind === "paid" ? "accepted" : "ignored",
-    reason: "reason" in reading ? reading.reason : null,
-    ids: JSON.stringify({ ids, headers: platformHeaders(delivery) }),
+    key: kept.key,
+    outcome: kept.outcome,
+    reason: kept.reason,
+    ids: JSON.stringify({ ids: kept.ids, headers: platformHeaders(delivery) }),
     payload: delivery.raw.toString("utf8"),
     contentType: typeof delivery.headers["content-type"] === "string" ? delivery.headers["content-type"] : null,
     correlationId,
@@ -192,8 +246,4 @@ function keptDelivery(
 export function storedIds(stored: Pick<SourceDelivery, "ids">): { ids: PlatformIds; headers: Record<string, string> } {
   const parsed = JSON.parse(stored.ids) as { ids?: PlatformIds; headers?: Record<string, string> };
   return { ids: parsed.ids ?? {}, headers: parsed.headers ?? {} };
-}
-
-function storedHeaders(stored: SourceDelivery): Record<string, string> {
-  return storedIds(stored).headers;
 }

@@ -18,7 +18,7 @@ export function paymentReading(key: string, ids: PlatformIds, map: () => OrderPa
     throw error;
   }
   const admission = admitOrderPaid(event, undefined);
-  if (admission.ok) return { kind: "paid", event, ids };
+  if (admission.ok) return { kind: "paid", event, ids, canonical: admission.canonical };
   const errors = (admission.errors ?? []).map((error) => `${error.path} ${error.message}`);
   const reason = errors.length === 0 ? admission.detail : `${admission.detail}: ${errors.join("; ")}`;
   return { kind: "unmapped", key, reason, ids };

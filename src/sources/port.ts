@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { Canonical } from "../domain/fingerprint.ts";
 import type { OrderPaidEvent } from "../domain/order-paid.ts";
 
 /**
@@ -62,8 +63,8 @@ export type Reading =
   | { kind: "ignored"; key: string | null; reason: string; ids: PlatformIds }
   /** A payment that cannot be mapped (unknown SKU, currency not configured, sums that disagree): 2xx, kept for support. */
   | { kind: "unmapped"; key: string; reason: string; ids: PlatformIds }
-  /** A payment: `event.event_id` is the platform's stable key for it. */
-  | { kind: "paid"; event: OrderPaidEvent; ids: PlatformIds };
+  /** A payment: `event.event_id` is the platform's stable key for it; `canonical` is its form as admitted. */
+  | { kind: "paid"; event: OrderPaidEvent; ids: PlatformIds; canonical: Canonical };
 
 export interface SourceAdapter {
   readonly platform: Platform;
@@ -75,6 +76,12 @@ export interface SourceAdapter {
   readonly answerStyle: "json" | "plain-ok";
   /** The longest a platform waits for an answer, in ms: the edge answers well inside it. */
   readonly answerWithinMs: number;
+  /**
+   * The headers `read` depends on besides the bytes (lower case): with the
+   * bytes they make a delivery's identity, so that a retry of the same
+   * delivery is recognised without reading it again.
+   */
+  readonly readsHeaders: readonly string[];
   /**
    * A ping the platform sends unsigned when a webhook is created (WooCommerce's
    * `webhook_id=N`): answered 200, nothing recorded. Checked before verify.

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { readJsonBody } from "../accept/read-json-body.ts";
 import { header } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
+import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
 import { type Json, objectOf, shopifyId, shopifyOrderEvent, textOf } from "./shopify-order.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
@@ -84,7 +84,7 @@ function notPaidReason(order: Json, settings: SourceSettings): string | undefine
 }
 
 function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
-  const body = readJsonBody(delivery.raw);
+  const body = readPlatformJson(delivery.raw);
   if (!body.ok) return { kind: "malformed", detail: body.detail };
   const order = objectOf(body.value);
   if (order === undefined) return { kind: "malformed", detail: "the body is not a JSON object (a Shopify order)" };
@@ -116,6 +116,7 @@ export const shopifyAdapter: SourceAdapter = {
   platform: "shopify",
   answerStyle: "json",
   answerWithinMs: 5000,
+  readsHeaders: ["x-shopify-topic"],
   verify,
   read,
 };

@@ -1,8 +1,8 @@
-import { readJsonBody } from "../accept/read-json-body.ts";
 import { parseStrictJson } from "../domain/strict-json.ts";
 import { readFormBody } from "./form-body.ts";
 import { header } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
+import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, WebhookDelivery } from "./port.ts";
 import { isSecretToken } from "./signature.ts";
 import { text, tildaKey, tildaOrderEvent } from "./tilda-order.ts";
@@ -22,6 +22,7 @@ export const tildaAdapter: SourceAdapter = {
   answerStyle: "plain-ok",
   // "скрипт должен отвечать в течение пяти секунд" (the FAQ says 7 s: the stricter one).
   answerWithinMs: 5000,
+  readsHeaders: ["content-type"],
 
   verify(delivery, settings) {
     if (delivery.urlToken === undefined || delivery.urlToken === "") {
@@ -82,7 +83,7 @@ function fieldsOf(delivery: WebhookDelivery): { ok: true; fields: Fields } | { o
   }
   const media = header(delivery.headers, "content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
   if (media === "application/json" || media.endsWith("+json") || /^\s*\{/.test(body)) {
-    const json = readJsonBody(delivery.raw);
+    const json = readPlatformJson(delivery.raw);
     if (!json.ok) return { ok: false, detail: `the JSON body does not parse: ${json.detail}` };
     if (!isObject(json.value)) return { ok: false, detail: "the JSON body is not an object" };
     return { ok: true, fields: json.value };

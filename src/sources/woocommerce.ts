@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { readJsonBody } from "../accept/read-json-body.ts";
 import { header, MappingError } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
+import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
 import { isRecord, paidInstant, type WooRecord, wooOrderEvent } from "./woocommerce-order.ts";
@@ -19,6 +19,7 @@ export const woocommerceAdapter: SourceAdapter = {
   answerStyle: "json",
   // WooCommerce's HTTP client timeout (MINUTE_IN_SECONDS).
   answerWithinMs: 60_000,
+  readsHeaders: ["x-wc-webhook-topic", "x-wc-webhook-resource"],
   isPing,
   verify,
   read,
@@ -51,7 +52,7 @@ function verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true
 }
 
 function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
-  const body = readJsonBody(delivery.raw);
+  const body = readPlatformJson(delivery.raw);
   if (!body.ok) return { kind: "malformed", detail: body.detail };
   const order = body.value;
   if (!isRecord(order)) return { kind: "malformed", detail: "the body is not a JSON object" };

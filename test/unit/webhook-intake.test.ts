@@ -1,0 +1,81 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
+import { WebhookIntake } from "../../src/accept/webhook-intake.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import type { SourceSettings, WebhookDelivery } from "../../src/sources/port.ts";
+import { shopifyAdapter } from "../../src/sources/shopify.ts";
+import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
+import { tempDir } from "../support/temp.ts";
+
+const settings: SourceSettings = { sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET] };
+
+describe("WebhookIntake: a platform's retry is recognised by its bytes and the headers its adapter reads", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let register: SqliteRegister;
+  let intake: WebhookIntake;
+
+  beforeEach(() => {
+    dir = tempDir();
+    register = new SqliteRegister(join(dir.path, "register.db"));
+    const acceptor = new OrderPaidAcceptor(register, { syncWaitMs: 0, now: Date.now });
+    intake = new WebhookIntake({ acceptor, deliveries: register.sources, now: Date.now });
+  });
+  afterEach(async () => {
+    await register.close();
+    dir.remove();
+  });
+
+  function delivery(body: string, headers = shopifyHeaders(body)): WebhookDelivery {
+    return { headers, raw: Buffer.from(body), receivedAt: Date.now() };
+  }
+
+  it("reads a retry of the same delivery only once, and still checks its signature every time", async () => {
+    const body = shopifyBody(shopifyOrder());
+    const headers = shopifyHeaders(body);
+    const read = vi.spyOn(shopifyAdapter, "read");
+    const verify = vi.spyOn(shopifyAdapter, "verify");
+    const first = await intake.take(shopifyAdapter, settings, delivery(body, headers), "c-1");
+    const second = await intake.take(shopifyAdapter, settings, delivery(body, headers), "c-2");
+    expect(first).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+    expect(second).toMatchObject({
+      kind: "event",
+      result: { firstAnswer: false, record: { eventId: "shopify:820982911946154508" } },
+    });
+    expect(read).toHaveBeenCalledTimes(1);
+    expect(verify).toHaveBeenCalledTimes(2);
+    // A retry with a wrong signature is refused before anything is recalled.
+    const forged = await intake.take(
+      shopifyAdapter,
+      settings,
+      delivery(body, shopifyHeaders(body, { secret: "x".repeat(20) })),
+      "c-3",
+    );
+    expect(forged.kind).toBe("unauthorized");
+    read.mockRestore();
+    verify.mockRestore();
+  });
+
+  it("reads the same bytes again under another topic: the reading depends on it", async () => {
+    const body = shopifyBody(shopifyOrder());
+    await intake.take(shopifyAdapter, settings, delivery(body), "c-1");
+    const otherTopic = await intake.take(
+      shopifyAdapter,
+      settings,
+      delivery(body, shopifyHeaders(body, { topic: "orders/updated" })),
+      "c-2",
+    );
+    expect(otherTopic).toMatchObject({
+      kind: "ignored",
+      delivery: { reason: expect.stringContaining("orders/updated") },
+    });
+  });
+
+  it("keeps the delivery's payload with the event only when the event is new", async () => {
+    const body = shopifyBody(shopifyOrder());
+    await intake.take(shopifyAdapter, settings, delivery(body), "c-1");
+    await intake.take(shopifyAdapter, settings, delivery(body), "c-2");
+    const kept = await register.sources.list({ limit: 10 });
+    expect(kept.map((row) => [row.outcome, row.correlationId, row.payload])).toEqual([["accepted", "c-1", body]]);
+  });
+});
