@@ -14,6 +14,7 @@ import { OnecClient } from "./onec/client.ts";
 import { openRegister } from "./register/open-register.ts";
 import type { EventRegister } from "./register/port.ts";
 import { DEFAULT_SENDER } from "./register/senders.ts";
+import { reportingWrites, Writability } from "./register/writability.ts";
 import { Purger } from "./retention/purger.ts";
 import type { SourceSettings } from "./sources/port.ts";
 
@@ -45,6 +46,8 @@ export interface DeliveryStack {
   /** Lease owner of this process's deliverer, as attempt histories show it. */
   owner: string;
   register: EventRegister;
+  /** The register's writability, learnt from its writes; its probe runs only where /readyz is served (start()). */
+  writability: Writability;
   onec: OnecClient;
   deliverer: Deliverer;
   close(): Promise<void>;
@@ -55,10 +58,12 @@ export async function createDeliveryStack(
   logger: Logger,
   now: () => number = Date.now,
 ): Promise<DeliveryStack> {
-  const register = await openRegister(config.database, {
+  const opened = await openRegister(config.database, {
     poolMax: config.databasePoolMax,
     clock: config.databaseClock,
   });
+  const writability = new Writability({ probe: () => opened.ping(), log: logger });
+  const register = reportingWrites(opened, writability);
   const onec = new OnecClient({
     baseUrl: config.onecUrl,
     user: config.onecUser,
@@ -90,7 +95,7 @@ export async function createDeliveryStack(
     })();
     return closing;
   };
-  return { owner, register, onec, deliverer, close };
+  return { owner, register, writability, onec, deliverer, close };
 }
 
 /**
@@ -222,6 +227,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
   const metricsApp = metricsAppFor(config, () => metrics, logger);
   app.addHook("preClose", async () => acceptor.stopWaiting());
   app.addHook("onReady", async () => {
+    stack.writability.start();
     deliverer?.start();
     purger.start();
   });

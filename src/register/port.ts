@@ -11,8 +11,20 @@ import type { SourceDeliveryInput, SourceDeliveryLog } from "./source-port.ts";
  * (backend.ts). Times are epoch milliseconds.
  */
 export interface EventRegister extends EventQueue, EventStore, AuditTrail, RegisterMaintenance {
-  /** Proves the register can take its write lock now; throws StorageUnavailableError if not. */
+  /**
+   * Proves the register can durably write now: writes a probe row of a large
+   * order's size and deletes it in one committed transaction (register_probe,
+   * migration 0007), so it fails where a reservation would (lock held, disk
+   * full, file or server read-only). Throws StorageUnavailableError if not.
+   */
   ping(): Promise<void>;
+
+  /**
+   * Whether the register could write just now, kept up to date in the
+   * background (writability.ts) so that /readyz answers from it without
+   * waiting on a broken database. Absent on a bare register.
+   */
+  readonly writability?: RegisterWritability;
 
   /** The rate limit's counter shared by every instance, where the backend has one (PostgreSQL). */
   readonly hitCounter?: HitCounter;
@@ -349,6 +361,13 @@ export interface EventRecord {
   nextAttemptAt: number | null;
   receivedAt: number;
   updatedAt: number;
+}
+
+/** The last word on whether the register can write: a probe's or a real write's. */
+export interface RegisterWritability {
+  readonly writable: boolean;
+  /** Why not, while not writable. */
+  readonly reason: string | undefined;
 }
 
 /** The register cannot durably read or write now; the sender should retry later. */

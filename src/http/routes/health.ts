@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { EventRegister } from "../../register/port.ts";
+import { PROBE_DEADLINE_MS } from "../../register/writability.ts";
 import { problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
@@ -24,7 +25,8 @@ const readinessSchema = {
   tags: ["operations"],
   security: [],
   summary: "Readiness",
-  description: "200 when the gateway can accept events now (the register is writable), 503 otherwise (for a balancer).",
+  description:
+    "200 when the gateway can accept events now (the register is writable), 503 otherwise (for a balancer). Answered from state a background probe and the real writes keep up to date: within 1 s of the register becoming unwritable or writable again, and never waiting on a broken database.",
   response: answers({ 200: success("Ready.", { schema: "Readiness" }) }, [
     ...EVERY_ROUTE,
     "GW_ERR_STORAGE_UNAVAILABLE",
@@ -50,18 +52,32 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOp
         }),
       );
     }
-    try {
-      await options.register.ping();
-      return { status: "ready" };
-    } catch (error) {
-      request.log.warn({ err: error }, "not ready: the register cannot take its write lock");
-      return sendAnswer(
-        reply,
-        problemAnswer("GW_ERR_STORAGE_UNAVAILABLE", request.id, {
-          detail: "the event register is not writable now",
-          retryAfterSeconds: 2,
-        }),
-      );
-    }
+    if (await writable(options.register)) return { status: "ready" };
+    return sendAnswer(
+      reply,
+      problemAnswer("GW_ERR_STORAGE_UNAVAILABLE", request.id, {
+        detail: "the event register is not writable now",
+        retryAfterSeconds: 2,
+      }),
+    );
   });
+}
+
+/**
+ * The gateway's register carries its writability, kept up to date in the
+ * background (writability.ts): the answer comes from memory, however the
+ * database fails, and its changes are logged there. A bare register (an app
+ * built without the gateway) is pinged, within the probe's deadline.
+ */
+async function writable(register: EventRegister): Promise<boolean> {
+  if (register.writability !== undefined) return register.writability.writable;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_DEADLINE_MS);
+  });
+  const pinged = register.ping().then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([pinged, late]).finally(() => clearTimeout(timer));
 }

@@ -72,7 +72,7 @@ export class SqliteRegister extends RegisterCore {
       sources: new SqliteSourceLog(db, { write, read: storage }),
       feed: new LocalChangeFeed(),
       ping: async () => {
-        await write("ping", null);
+        await write("ping", Date.now());
       },
       close: async () => {
         await writer.close();

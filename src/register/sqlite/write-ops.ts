@@ -126,8 +126,15 @@ export const writeOps = {
   ...sessionWriteOps,
   ...sourceWriteOps,
 
-  /** Nothing: its batch's BEGIN IMMEDIATE is the proof that the write lock can be taken. */
-  ping(_sql: WriteStatements, _none: null): null {
+  /**
+   * Readiness's probe: a row of a large order's size, written and deleted in
+   * the batch's transaction. A batch with nothing to write commits without
+   * touching the file, so the write lock alone says nothing on a full disk;
+   * these pages must reach the WAL, as a reservation's must.
+   */
+  ping(sql: WriteStatements, now: number): null {
+    const written = sql.probe.insert.get(now, PROBE_PAYLOAD);
+    if (written !== undefined) sql.probe.remove.run(written.id);
     return null;
   },
 
@@ -138,6 +145,12 @@ export const writeOps = {
     return { journalMode, synchronous: (["OFF", "NORMAL", "FULL", "EXTRA"] as const)[level] ?? "OFF" };
   },
 };
+
+/**
+ * Larger than a page (4 KiB), as a large order's body or a platform's payload
+ * is: the probe needs overflow pages, not just room in a leaf.
+ */
+const PROBE_PAYLOAD = "p".repeat(6 * 1024);
 
 /** A row the transaction has just seen or written is there. */
 function present(row: EventRow | undefined): EventRow {
@@ -170,6 +183,10 @@ export interface WriteStatements {
   events: Statements;
   sessions: SessionStatements;
   sources: SourceStatements;
+  probe: {
+    insert: Database.Statement<[number, string], { id: number }>;
+    remove: Database.Statement<[number]>;
+  };
   imports(): ImportStatements;
 }
 
@@ -180,6 +197,12 @@ export function prepareWriteStatements(db: Database.Database): WriteStatements {
     events: prepareStatements(db),
     sessions: prepareSessionStatements(db),
     sources: prepareSourceStatements(db),
+    probe: {
+      insert: db.prepare<[number, string], { id: number }>(
+        "INSERT INTO register_probe (probed_at, payload) VALUES (?, ?) RETURNING id",
+      ),
+      remove: db.prepare<[number]>("DELETE FROM register_probe WHERE id = ?"),
+    },
     imports: () => {
       imports ??= prepareImportStatements(db);
       return imports;
