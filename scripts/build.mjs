@@ -47,7 +47,15 @@ await build({
   platform: "node",
   format: "esm",
   target: "node22",
-  external: ["better-sqlite3"],
+  // The OpenTelemetry SDK too: imported only when tracing is on (src/observability/tracing.ts), it stays
+  // out of the bundle a server without tracing parses at start. Not @opentelemetry/api: prom-client
+  // requires it at start anyway, so it is bundled like the rest.
+  external: [
+    "better-sqlite3",
+    "@opentelemetry/sdk-trace",
+    "@opentelemetry/resources",
+    "@opentelemetry/exporter-trace-otlp-proto",
+  ],
   // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
   banner: {
     js: 'import { createRequire as __gatewayRequire } from "node:module"; const require = __gatewayRequire(import.meta.url);',

@@ -3,12 +3,15 @@ import closeWithGrace from "close-with-grace";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
 import { createGateway, listenForMetrics } from "./gateway.ts";
 import { createLogger } from "./observability/logger.ts";
+import { startTracing } from "./observability/tracing.ts";
 import { StorageUnavailableError } from "./register/port.ts";
 
 /** The production server: `npm start`. Configuration comes only from the environment. */
 async function main(): Promise<void> {
   const config = await orExit(() => loadConfig(process.env));
   const logger = createLogger(config.logLevel);
+  // Before the server exists: its first request may already carry a trace.
+  const tracing = await orExit(() => startTracing(process.env));
   const gateway = await orExit(() => createGateway(config, logger));
   // The delay bounds the whole stop: the drain, then 10 s for calls in flight to finish.
   closeWithGrace({ delay: config.shutdownDelayMs + 10_000 }, async ({ signal, err }) => {
@@ -22,6 +25,8 @@ async function main(): Promise<void> {
       logger.info({ signal }, "stopping");
     }
     await gateway.close();
+    // Last: the spans of the calls that finished during the stop go out too.
+    await tracing?.shutdown();
   });
   await gateway.app.listen({ port: config.port, host: config.host });
   if (gateway.metricsApp !== undefined) await listenForMetrics(gateway.metricsApp, config);

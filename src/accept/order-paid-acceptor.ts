@@ -1,6 +1,8 @@
 import { EventStatus } from "../domain/event-status.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
+import type { TraceContext } from "../observability/trace-context.ts";
+import { reserveTraced } from "../observability/trace-spans.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
 import type { SourceDeliveryInput } from "../register/source-port.ts";
 import type { AcceptResult } from "./accept-result.ts";
@@ -38,6 +40,8 @@ export interface AcceptRequest {
   waitMs?: number;
   /** The platform delivery it came from: made and recorded with the event, in its transaction, only when the event is new. */
   source?: () => SourceDeliveryInput;
+  /** The W3C trace context it came under: stored with the event, for its delivery attempts to continue. */
+  traceContext?: TraceContext | undefined;
 }
 
 /**
@@ -65,16 +69,20 @@ export class OrderPaidAcceptor {
     // two first requests (one of them then gets "existing", answered the same way).
     const found = await this.#register.find(request.sender, request.eventId);
     if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, waitMs);
-    const reserving = this.#register.reserve({
-      sender: request.sender,
-      eventId: request.eventId,
-      fingerprint: request.canonical.fingerprint,
-      policyVersion: request.canonical.policy,
-      body: request.canonical.text,
-      correlationId: request.correlationId,
-      now: this.#options.now(),
-      ...(request.source === undefined ? {} : { source: request.source() }),
-    });
+    const reserving = reserveTraced(
+      this.#register,
+      {
+        sender: request.sender,
+        eventId: request.eventId,
+        fingerprint: request.canonical.fingerprint,
+        policyVersion: request.canonical.policy,
+        body: request.canonical.text,
+        correlationId: request.correlationId,
+        now: this.#options.now(),
+        ...(request.source === undefined ? {} : { source: request.source() }),
+      },
+      request.traceContext,
+    );
     if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
     return this.#answer(await reserving, request.canonical, waitMs);
   }

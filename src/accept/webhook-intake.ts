@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
+import type { TraceContext } from "../observability/trace-context.ts";
 import type { EventRecord } from "../register/port.ts";
 import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
 import type { PlatformIds, SourceAdapter, SourceSettings, WebhookDelivery } from "../sources/port.ts";
@@ -68,6 +69,7 @@ export class WebhookIntake {
     settings: SourceSettings,
     delivery: WebhookDelivery,
     correlationId: string,
+    trace?: TraceContext,
   ): Promise<WebhookOutcome> {
     if (adapter.isPing?.(delivery) === true) return { kind: "ping" };
     const verified = adapter.verify(delivery, settings);
@@ -77,7 +79,7 @@ export class WebhookIntake {
     const identity = deliveryIdentity(adapter, settings, delivery);
     const known = this.#known.recall(identity);
     if (known !== undefined) {
-      return this.#accept(adapter, known, settings.sender, correlationId, () => keep(acceptedAs(known)));
+      return this.#accept(adapter, known, settings.sender, correlationId, () => keep(acceptedAs(known)), trace);
     }
     const reading = adapter.read(delivery, settings);
     switch (reading.kind) {
@@ -96,7 +98,7 @@ export class WebhookIntake {
       case "paid": {
         const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
         this.#known.remember(identity, payment);
-        return this.#accept(adapter, payment, settings.sender, correlationId, () => keep(acceptedAs(payment)));
+        return this.#accept(adapter, payment, settings.sender, correlationId, () => keep(acceptedAs(payment)), trace);
       }
     }
   }
@@ -135,6 +137,7 @@ export class WebhookIntake {
     sender: string,
     correlationId: string,
     source?: () => SourceDeliveryInput,
+    trace?: TraceContext,
   ): Promise<WebhookOutcome> {
     const result = await this.#acceptor.accept({
       sender,
@@ -143,6 +146,7 @@ export class WebhookIntake {
       correlationId,
       waitMs: Math.floor(adapter.answerWithinMs * WAIT_SHARE),
       ...(source === undefined ? {} : { source }),
+      traceContext: trace,
     });
     if (result.kind === "event") return { kind: "event", result };
     const repeat = { kind: "event" as const, firstAnswer: false, record: result.record };

@@ -32,12 +32,14 @@ import { ATTEMPT_KINDS } from "../views/event-views.ts";
  *   version 2    each delivery attempt has `kind`, "just_in_time" or "ahead"
  *   version 3    the platforms' deliveries: `source_delivery` on each event line, the
  *                "source_delivery" lines, and their count in the end line
+ *   version 4    each event has `trace_context`: the W3C trace context it was accepted under,
+ *                or null; an event from an earlier version has none
  */
 
 export const EXPORT_FORMAT = "onec-order-gateway/register";
-export const EXPORT_VERSION = 3;
+export const EXPORT_VERSION = 4;
 /** What import reads: this version and every one before it, so an older gateway's export moves forward. */
-const READABLE_VERSIONS = [1, 2, 3] as const;
+const READABLE_VERSIONS = [1, 2, 3, 4] as const;
 export type ExportVersion = (typeof READABLE_VERSIONS)[number];
 
 const nullable = <T extends TSchema>(type: T) => Type.Union([type, Type.Null()]);
@@ -45,32 +47,35 @@ const Time = Type.Integer({ minimum: 0 });
 const Count = Type.Integer({ minimum: 0 });
 const Status = Type.Enum(ALL_STATUSES);
 
+const eventColumns = {
+  sender: Type.String({ pattern: SENDER_ID_PATTERN.source }),
+  event_id: Type.String({ pattern: EVENT_ID_PATTERN.source }),
+  fingerprint: Type.String(),
+  policy_version: Type.String(),
+  status: Status,
+  correlation_id: Type.String(),
+  body: Type.String(),
+  response_status: nullable(Type.Integer({ minimum: 100, maximum: 599 })),
+  response_body: nullable(Type.String()),
+  order_id: nullable(Type.String()),
+  order_number: nullable(Type.String()),
+  last_error: nullable(Type.String()),
+  last_error_class: nullable(Type.String()),
+  attempts: Count,
+  finished_attempts: Count,
+  round_attempts: Count,
+  round_started_at: Time,
+  lease_owner: nullable(Type.String()),
+  lease_token: Count,
+  lease_until: nullable(Time),
+  next_attempt_at: nullable(Time),
+  received_at: Time,
+  updated_at: Time,
+};
+/** Before version 4: no trace context. */
+const EventColumnsV3 = Type.Object(eventColumns, { additionalProperties: false });
 const EventColumns = Type.Object(
-  {
-    sender: Type.String({ pattern: SENDER_ID_PATTERN.source }),
-    event_id: Type.String({ pattern: EVENT_ID_PATTERN.source }),
-    fingerprint: Type.String(),
-    policy_version: Type.String(),
-    status: Status,
-    correlation_id: Type.String(),
-    body: Type.String(),
-    response_status: nullable(Type.Integer({ minimum: 100, maximum: 599 })),
-    response_body: nullable(Type.String()),
-    order_id: nullable(Type.String()),
-    order_number: nullable(Type.String()),
-    last_error: nullable(Type.String()),
-    last_error_class: nullable(Type.String()),
-    attempts: Count,
-    finished_attempts: Count,
-    round_attempts: Count,
-    round_started_at: Time,
-    lease_owner: nullable(Type.String()),
-    lease_token: Count,
-    lease_until: nullable(Time),
-    next_attempt_at: nullable(Time),
-    received_at: Time,
-    updated_at: Time,
-  },
+  { ...eventColumns, trace_context: nullable(Type.String()) },
   { additionalProperties: false },
 );
 
@@ -129,16 +134,21 @@ const SourceColumns = Type.Object(
   { additionalProperties: false },
 );
 
-const eventFields = <A extends TSchema>(attempt: A) => ({
+const eventFields = <A extends TSchema, E extends TSchema>(attempt: A, event: E) => ({
   type: Type.Literal("event"),
-  event: EventColumns,
+  event,
   delivery_attempts: Type.Array(attempt),
   event_replays: Type.Array(ReplayColumns),
 });
-const EventLineV1 = Type.Object(eventFields(AttemptColumnsV1), { additionalProperties: false });
-const EventLineV2 = Type.Object(eventFields(AttemptColumns), { additionalProperties: false });
+const EventLineV1 = Type.Object(eventFields(AttemptColumnsV1, EventColumnsV3), { additionalProperties: false });
+const EventLineV2 = Type.Object(eventFields(AttemptColumns, EventColumnsV3), { additionalProperties: false });
+const sourceDeliveryField = { source_delivery: nullable(AcceptedSourceColumns) };
+const EventLineV3 = Type.Object(
+  { ...eventFields(AttemptColumns, EventColumnsV3), ...sourceDeliveryField },
+  { additionalProperties: false },
+);
 const EventLine = Type.Object(
-  { ...eventFields(AttemptColumns), source_delivery: nullable(AcceptedSourceColumns) },
+  { ...eventFields(AttemptColumns, EventColumns), ...sourceDeliveryField },
   { additionalProperties: false },
 );
 const SourceLine = Type.Object(
@@ -167,14 +177,16 @@ type AttemptLine = Static<typeof AttemptColumns>;
 type ReplayLine = Static<typeof ReplayColumns>;
 /** An attempt as any readable version writes it: without `kind` before version 2. */
 type ReadAttempt = Static<typeof AttemptColumnsV1> & { kind?: AttemptKind };
-/** An event line of any readable version: without `source_delivery` before version 3. */
-type ReadEventLine = Omit<EventLine, "delivery_attempts" | "source_delivery"> & {
+/** An event line of any readable version: without `source_delivery` before version 3, nor `trace_context` before 4. */
+type ReadEventLine = Omit<EventLine, "event" | "delivery_attempts" | "source_delivery"> & {
+  event: Omit<EventRow, "trace_context"> & { trace_context?: string | null };
   delivery_attempts: ReadAttempt[];
   source_delivery?: AcceptedSourceLine | null;
 };
 
 const eventLineV1 = Compile(EventLineV1);
 const eventLineV2 = Compile(EventLineV2);
+const eventLineV3 = Compile(EventLineV3);
 const eventLine = Compile(EventLine);
 const sourceLine = Compile(SourceLine);
 const headerLine = Compile(HeaderLine);
@@ -290,9 +302,12 @@ export function readLine(text: string, version: ExportVersion): ExportLine {
   }
 }
 
-/** Each version's own schema: a version 1 attempt with `kind`, or a version 2 one without, breaks the format. */
+/**
+ * Each version's own schema: a version 1 attempt with `kind`, a version 2 one without, or a
+ * `trace_context` before version 4, breaks the format.
+ */
 function checkedEvent(value: unknown, version: ExportVersion): ReadEventLine {
-  const schema = version === 1 ? eventLineV1 : version === 2 ? eventLineV2 : eventLine;
+  const schema = [eventLineV1, eventLineV2, eventLineV3, eventLine][version - 1] ?? eventLine;
   if (!schema.Check(value)) throw new BadLine(firstError(schema.Errors(value)));
   return value;
 }
@@ -320,7 +335,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** What the schema cannot say: the pairs the register writes together, and the fencing tokens. */
 function snapshotOf(line: ReadEventLine): EventSnapshot {
-  const row: EventRow = line.event;
+  const row: EventRow = { ...line.event, trace_context: line.event.trace_context ?? null };
   if ((row.response_status === null) !== (row.response_body === null)) {
     throw new BadLine("/event: response_status and response_body are written together: both or neither");
   }

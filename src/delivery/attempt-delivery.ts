@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { type AttemptTrace, startAttemptTrace } from "../observability/trace-spans.ts";
 import { excerpt } from "../onec/classify-response.ts";
 import type { OnecClient } from "../onec/client.ts";
 import { namedSenderKey } from "../onec/contract/key.ts";
@@ -88,16 +89,27 @@ export async function attemptDelivery(
   callsDone: (onecAnswered: boolean) => void = () => {},
 ): Promise<AttemptResult> {
   const { record, lease } = claim;
+  const trace = startAttemptTrace(record, { "gateway.attempt": record.attempts });
   const log = deps.log.child({
     correlation_id: record.correlationId,
     event_id: record.eventId,
     sender: record.sender,
     attempt: record.attempts,
+    trace_id: trace?.traceId,
   });
   const startedAt = deps.now();
-  const plan = planAttempt(deps.policy, record, await lostAheadAttempts(deps, claim));
-  const step =
-    plan.kind === "ask" ? await askBeforeEnding(deps, record, plan.ending, log) : await deliver(deps, record, log);
+  let step: Step;
+  try {
+    const plan = planAttempt(deps.policy, record, await lostAheadAttempts(deps, claim));
+    step =
+      plan.kind === "ask"
+        ? await askBeforeEnding(deps, record, plan.ending, log, trace)
+        : await deliver(deps, record, log, trace);
+  } catch (error) {
+    trace?.span?.end(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+  endAttemptSpan(trace, step);
   const finishedAt = deps.now();
   const durationMs = finishedAt - startedAt;
   callsDone(step.onecAnswered);
@@ -115,12 +127,23 @@ export async function attemptDelivery(
   return { record: current, outcome, onecAnswered, leaseLost: true, durationMs };
 }
 
-async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger): Promise<Step> {
+/** The client span ends with 1C's part: its outcome, and ERROR when 1C could not take the event. */
+function endAttemptSpan(trace: AttemptTrace | undefined, step: Step): void {
+  if (trace?.span === undefined) return;
+  trace.span.setAttributes({
+    "gateway.attempt.outcome": step.outcome,
+    "http.response.status_code": step.report.httpStatus,
+  });
+  trace.span.end(step.onecAnswered && step.outcome !== "errored" ? undefined : (step.report.detail ?? step.outcome));
+}
+
+async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger, trace?: AttemptTrace): Promise<Step> {
   const startedAt = deps.now();
   const outcome = await deps.onec.sendOrderPaid({
     idempotencyKey: onecIdempotencyKey(record.sender, record.eventId),
     body: record.body,
     correlationId: record.correlationId,
+    trace: trace?.context,
   });
   logOutcome(log, outcome, deps.now() - startedAt);
   const report = reportOf(outcome);
@@ -130,7 +153,7 @@ async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger): Pro
   if (verdict.kind === "settle")
     return { settlement: verdict.settlement, report, outcome: outcome.kind, onecAnswered: answered };
   // The last call's fate is unknown: 1C may hold the order although we never heard so.
-  const asked = await askBeforeEnding(deps, record, verdict.ending, log);
+  const asked = await askBeforeEnding(deps, record, verdict.ending, log, trace);
   return { ...asked, report: { ...report, detail: `${report.detail ?? ""}; then ${asked.report.detail}` } };
 }
 
@@ -162,8 +185,13 @@ async function askBeforeEnding(
   record: EventRecord,
   ending: FinalSettlement,
   log: Logger,
+  trace?: AttemptTrace,
 ): Promise<Step> {
-  const lookup = await deps.onec.lookUpEvent(onecIdempotencyKey(record.sender, record.eventId), record.correlationId);
+  const lookup = await deps.onec.lookUpEvent(
+    onecIdempotencyKey(record.sender, record.eventId),
+    record.correlationId,
+    trace?.context,
+  );
   const settlement = settlementAfterLookup(deps.policy, record, ending, lookup, deps.now());
   const said =
     lookup.kind === "found"

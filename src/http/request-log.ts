@@ -1,4 +1,5 @@
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import { traceIdOf } from "../observability/trace-context.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -46,6 +47,8 @@ export class RequestLog extends LogController {
       operator: request.principal?.name ?? request.consoleUser?.principal.name,
       event_id: request.logEvent?.eventId,
       event_status: request.logEvent?.eventStatus,
+      // Links the correlation id to the trace in the operators' tracing system.
+      trace_id: request.trace === undefined ? undefined : traceIdOf(request.trace.context),
     };
     if (error) {
       reply.log.error({ ...fields, err: error }, "request errored");

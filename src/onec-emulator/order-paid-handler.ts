@@ -45,6 +45,18 @@ export class HangingCalls {
 export interface PostReceived {
   key: string | undefined;
   correlationId: string;
+  /** The W3C `traceparent` and `tracestate` headers as received, for tests of trace propagation; absent when not sent. */
+  traceparent?: string;
+  tracestate?: string;
+}
+
+function traceHeaders(req: IncomingMessage): Pick<PostReceived, "traceparent" | "tracestate"> {
+  const traceparent = headerValue(req, "traceparent");
+  const tracestate = headerValue(req, "tracestate");
+  return {
+    ...(traceparent === undefined ? {} : { traceparent }),
+    ...(tracestate === undefined ? {} : { tracestate }),
+  };
 }
 
 /** POST /v1/orders/paid. The step order is part of the contract: see the fault descriptions. */
@@ -55,7 +67,7 @@ export async function handleOrderPaid(
   correlationId: string,
 ): Promise<void> {
   const rawKey = headerValue(req, "idempotency-key");
-  const received: PostReceived = { key: rawKey, correlationId };
+  const received: PostReceived = { key: rawKey, correlationId, ...traceHeaders(req) };
   ctx.events.emit("post", received);
 
   if (!requireAuth(req, res, ctx.credentials)) return;

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher, request } from "undici";
+import type { TraceContext } from "../observability/trace-context.ts";
 import { deadline } from "../util/deadline.ts";
 import { classifyError, classifyLookup, classifyLookupError, classifyResponse } from "./classify-response.ts";
 import { keyPathSegment } from "./contract/key.ts";
@@ -22,6 +23,8 @@ export interface OrderPaidDelivery {
   /** The canonical bytes accepted from the sender, identical on every attempt. */
   body: string;
   correlationId: string;
+  /** The attempt's W3C trace context: sent as `traceparent` (and `tracestate`), so 1C's own spans join the shop's trace. */
+  trace?: TraceContext | undefined;
 }
 
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -61,6 +64,7 @@ export class OnecClient {
       "idempotency-key": delivery.idempotencyKey,
     };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
+    if (delivery.trace !== undefined) addTraceHeaders(headers, delivery.trace);
     const timeout = deadline(this.#timeoutMs);
     try {
       const response = await request(this.#url, {
@@ -84,9 +88,10 @@ export class OnecClient {
    * Asks 1C what it holds under a key: GET /v1/events/{key}, same credentials and deadline. The key
    * goes into the path as it is (its alphabet needs no escape, see contract/key.ts).
    */
-  async lookUpEvent(idempotencyKey: string, correlationId: string): Promise<OnecEventLookup> {
+  async lookUpEvent(idempotencyKey: string, correlationId: string, trace?: TraceContext): Promise<OnecEventLookup> {
     const headers: Record<string, string> = { accept: "application/json", "x-correlation-id": correlationId };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
+    if (trace !== undefined) addTraceHeaders(headers, trace);
     const timeout = deadline(this.#timeoutMs);
     try {
       const response = await request(`${this.#base}/v1/events/${keyPathSegment(idempotencyKey)}`, {
@@ -109,6 +114,11 @@ export class OnecClient {
     this.#closing ??= this.#dispatcher.close().then(() => undefined);
     return this.#closing;
   }
+}
+
+function addTraceHeaders(headers: Record<string, string>, trace: TraceContext): void {
+  headers.traceparent = trace.traceparent;
+  if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate;
 }
 
 async function readLimited(body: Dispatcher.ResponseData["body"], limit: number): Promise<string> {

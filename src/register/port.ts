@@ -185,6 +185,12 @@ export interface ReserveRequest {
   correlationId: string;
   now: number;
   /**
+   * The W3C trace context the event was accepted under, as stored
+   * (observability/trace-context.ts): its delivery attempts continue that
+   * trace, in whatever process and however much later they run.
+   */
+  traceContext?: string | null | undefined;
+  /**
    * The platform delivery this event comes from (source-port.ts). Written
    * only when this reserve creates the event, in the same transaction, as
    * "accepted" under the event's own sender and event_id (whatever its
@@ -361,6 +367,8 @@ export interface EventRecord {
   nextAttemptAt: number | null;
   receivedAt: number;
   updatedAt: number;
+  /** The trace context it was accepted under (ReserveRequest.traceContext); undefined without one. */
+  traceContext?: string | null | undefined;
 }
 
 /** The last word on whether the register can write: a probe's or a real write's. */

@@ -44,6 +44,8 @@ export const EVENT_COLUMNS = {
   next_attempt_at: "bigint?",
   received_at: "bigint",
   updated_at: "bigint",
+  /** port.ts ReserveRequest.traceContext (migration 0008). */
+  trace_context: "text?",
 } as const satisfies Record<string, ColumnType>;
 
 /** delivery_attempts without its key (id, sender, event_id): what an attempt says. */
@@ -221,6 +223,8 @@ export function toRecord(row: EventRow): EventRecord {
     nextAttemptAt: row.next_attempt_at,
     receivedAt: row.received_at,
     updatedAt: row.updated_at,
+    // Undefined rather than null without one: a record compares equal to one written before the column.
+    traceContext: row.trace_context ?? undefined,
     response:
       row.response_status === null || row.response_body === null
         ? null
@@ -238,6 +242,7 @@ export function toRow(record: EventRecord): EventRow {
     responseBody: response?.body ?? null,
     orderId: order?.id ?? null,
     orderNumber: order?.number ?? null,
+    traceContext: record.traceContext ?? null,
   });
   return { ...row, status: record.status };
 }

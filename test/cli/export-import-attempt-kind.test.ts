@@ -88,7 +88,7 @@ describe.each(BACKENDS)("an attempt claimed ahead, exported from %s", { timeout:
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines[0]).toMatchObject({ type: "header", version: 3 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 4 });
     const kinds = Object.fromEntries(
       lines
         .filter((line) => line.type === "event")
@@ -139,7 +139,7 @@ describe("an export written before attempts had kinds", { timeout: 60_000 }, () 
     current = readFileSync(file, "utf8").trimEnd().split("\n");
   });
 
-  /** The lines as format version 1 wrote them: the same, without `kind` (nor what version 3 added). */
+  /** The lines as format version 1 wrote them: the same, without `kind` (nor what versions 3 and 4 added). */
   function versionOne(): string {
     const lines = current.map((text) => {
       const line = JSON.parse(text);
@@ -148,7 +148,8 @@ describe("an export written before attempts had kinds", { timeout: 60_000 }, () 
       if (line.type !== "event") return line;
       const attempts = line.delivery_attempts.map(({ kind: _kind, ...rest }: Record<string, unknown>) => rest);
       const { source_delivery: _source, ...rest } = line;
-      return { ...rest, delivery_attempts: attempts };
+      const { trace_context: _trace, ...event } = line.event;
+      return { ...rest, event, delivery_attempts: attempts };
     });
     return `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
   }

@@ -226,7 +226,7 @@ describe.each(BACKENDS)("platform deliveries exported from %s", { timeout: 60_00
     expect(run.stderr).toContain("exported 3 events from");
     expect(run.stderr).toContain("exported 4 platform webhook deliveries: accepted 1, ignored 1, unmapped 2");
     const lines = linesOf(exportFile);
-    expect(lines[0]).toMatchObject({ type: "header", version: 3 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 4 });
     expect(lines.at(-1)).toEqual({ type: "end", events: 3, source_deliveries: 3 });
 
     const events = lines.filter((line) => line.type === "event") as {
@@ -320,7 +320,10 @@ describe("an export written before platform deliveries moved", { timeout: 60_000
     current = linesOf(file);
   });
 
-  /** The lines as format version 2 wrote them: no source_delivery anywhere, an end line counting events only. */
+  /**
+   * The lines as format version 2 wrote them: no source_delivery anywhere, an end line counting events only,
+   * and no trace_context (version 4).
+   */
   function versionTwo(): string {
     const lines = current
       .filter((line) => line.type !== "source_delivery")
@@ -328,7 +331,8 @@ describe("an export written before platform deliveries moved", { timeout: 60_000
         if (line.type === "header") return { ...line, version: 2 };
         if (line.type === "end") return { type: "end", events: line.events };
         const { source_delivery: _source, ...rest } = line;
-        return rest;
+        const { trace_context: _trace, ...event } = line.event as Record<string, unknown>;
+        return { ...rest, event };
       });
     return `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
   }

@@ -5,6 +5,7 @@ import { describeLocation } from "../../config/database-url.ts";
 import { type GatewayConfig, loadConfig } from "../../config/load-config.ts";
 import { createDeliveryStack, createMetrics, listenForMetrics, metricsAppFor } from "../../gateway.ts";
 import { createLogger } from "../../observability/logger.ts";
+import { startTracing } from "../../observability/tracing.ts";
 import { noPositionals, parsing } from "../args.ts";
 import { CliFailure, type Command } from "../context.ts";
 
@@ -23,6 +24,7 @@ const GRACE_MS = 10_000;
  * fleet's metrics and leave a stopped worker's last numbers standing.
  */
 export async function runWorker(config: GatewayConfig, logger: Logger): Promise<number> {
+  const tracing = await startTracing(process.env);
   const stack = await createDeliveryStack(config, logger);
   const metricsApp = metricsAppFor(config, () => createMetrics(stack, Date.now), logger);
   let metricsUrl: string | undefined;
@@ -42,6 +44,7 @@ export async function runWorker(config: GatewayConfig, logger: Logger): Promise<
       // Scraped until the last outcome is written, then closed.
       await stack.close();
       await metricsApp?.close();
+      await tracing?.shutdown();
       logger.info("worker stopped");
       resolve(err ? 1 : 0);
     });

@@ -90,6 +90,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
             settings,
             { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
             request.id,
+            request.trace?.context,
           );
     metrics.webhook(platform, request.sender, webhookOutcomeLabel(outcome));
     request.logEvent = logFieldsOf(outcome);

@@ -102,21 +102,22 @@ export async function insertEvents(
                            ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
                            ${column("correlationId")}::text[], ${column("body")}::text[],
                            ${column("now").map(String)}::bigint[],
+                           ${batch.map((p) => p.traceContext ?? null)}::text[],
                            ${source("platform")}::text[], ${source("key")}::text[], ${source("reason")}::text[],
                            ${source("ids")}::text[], ${source("payload")}::text[], ${source("content_type")}::text[],
                            ${source("correlation_id")}::text[],
                            ${source("received_at").map((at) => (at === null ? null : String(at)))}::bigint[])
         WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now,
-                             source_platform, source_key, source_reason, source_ids, source_payload,
+                             trace_context, source_platform, source_key, source_reason, source_ids, source_payload,
                              source_content_type, source_correlation_id, source_received_at, ord)),
     firsts AS (
       SELECT DISTINCT ON (sender, event_id) *, ${now} AS stamped FROM input
        ORDER BY sender, event_id, ord),
     inserted AS (
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  round_started_at, next_attempt_at, received_at, updated_at)
+                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context)
       SELECT sender, event_id, fingerprint, policy_version, 'PROCESSING', correlation_id, body,
-             stamped, stamped, stamped, stamped
+             stamped, stamped, stamped, stamped, trace_context
         FROM firsts ORDER BY sender COLLATE "C", event_id COLLATE "C"
       ON CONFLICT (sender, event_id) DO NOTHING
       RETURNING *),

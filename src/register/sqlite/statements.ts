@@ -62,9 +62,9 @@ export function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare(`
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  round_started_at, next_attempt_at, received_at, updated_at)
+                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context)
       VALUES (@sender, @eventId, @fingerprint, @policyVersion, 'PROCESSING', @correlationId, @body,
-              @now, @now, @now, @now)
+              @now, @now, @now, @now, @traceContext)
       ON CONFLICT (sender, event_id) DO NOTHING
       RETURNING *`) as Statement<EventRow>,
     select: db.prepare("SELECT * FROM inbound_events WHERE sender = ? AND event_id = ?") as Statement<EventRow>,

@@ -35,7 +35,10 @@ import { type ImportStatements, prepareImportStatements, prepareStatements, type
 export const writeOps = {
   /** A new event's platform delivery (ReserveRequest.source) goes in with it, in the same savepoint. */
   reserve(sql: WriteStatements, request: ReserveRequest): { created: boolean; row: EventRow } {
-    const inserted = sql.events.insert.get(request);
+    // The statement names every parameter: a request without a trace context binds NULL.
+    const inserted = sql.events.insert.get(
+      request.traceContext === undefined ? { ...request, traceContext: null } : request,
+    );
     if (inserted !== undefined) {
       const { source } = request;
       if (source !== undefined) sql.sources.insert.run(acceptedSourceRow({ ...request, source }));

@@ -1,0 +1,6 @@
+-- The W3C trace context each event was accepted under (SQLite's 0008; port.ts, ReserveRequest.traceContext):
+-- {"traceparent":…,"tracestate":…} as JSON, so that its delivery attempts, in any process and however late,
+-- continue the shop's trace to 1C. NULL for an event that came without one while tracing was off, and for
+-- every event recorded before this migration.
+-- Shipped migrations are never edited: add the next numbered file, with the same number on both backends.
+ALTER TABLE inbound_events ADD COLUMN trace_context TEXT;
