@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { EventStatus } from "../domain/event-status.ts";
-import type { AttemptKind, Claim, EventRecord } from "../register/port.ts";
+import { type AttemptKind, type Claim, type EventRecord, StorageUnavailableError } from "../register/port.ts";
 import { ATTEMPT_OUTCOMES, type AttemptDeps, type AttemptOutcome, attemptDelivery } from "./attempt-delivery.ts";
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
 import { DueQueue } from "./due-queue.ts";
@@ -93,6 +93,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   #pumping: Promise<void> | undefined;
   #again = false;
   #stopped = true;
+  /** The register was unavailable at its last use here: its loss and its return are logged once each, not per step. */
+  #registerDown = false;
 
   constructor(deps: AttemptDeps, options: DelivererOptions) {
     super();
@@ -193,7 +195,10 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       return this.#pumping;
     }
     this.#pumping = this.#fill()
-      .catch((error: unknown) => this.#log.error({ err: error }, "claiming failed; will retry at the next poll"))
+      .catch((error: unknown) => {
+        if (!this.#registerFailed(error))
+          this.#log.error({ err: error }, "claiming failed; will retry at the next poll");
+      })
       .finally(() => {
         this.#pumping = undefined;
         if (this.#again && !this.#stopped) {
@@ -293,8 +298,12 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     return claims.length;
   }
 
-  #claim(kind: AttemptKind, limit: number, only: { sender: string; eventId: string } | undefined): Promise<Claim[]> {
-    return this.#deps.register.claim({
+  async #claim(
+    kind: AttemptKind,
+    limit: number,
+    only: { sender: string; eventId: string } | undefined,
+  ): Promise<Claim[]> {
+    const claims = await this.#deps.register.claim({
       owner: this.#options.owner,
       now: this.#deps.now(),
       leaseMs: this.#options.leaseMs,
@@ -302,6 +311,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       ...(only === undefined ? {} : { only }),
       ...(kind === "ahead" ? { kind } : {}),
     });
+    this.#registerAnswered();
+    return claims;
   }
 
   #start(claim: Claim): void {
@@ -337,7 +348,9 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       })
       .catch((error: unknown) => {
         // Storage lost while writing the outcome: the lease expires and a later claim retries.
-        this.#log.error({ err: error, event_id: claim.record.eventId }, "attempt outcome not written");
+        if (!this.#registerFailed(error)) {
+          this.#log.error({ err: error, event_id: claim.record.eventId }, "attempt outcome not written");
+        }
       })
       .finally(() => {
         callsDone(undefined);
@@ -346,6 +359,29 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
         this.wake();
       });
     this.#inFlight.add(running);
+  }
+
+  /**
+   * The register cannot record now (its database lost, its disk full): said
+   * once, when it starts; the claims and outcomes that fail meanwhile are
+   * its consequences, retried at each poll. False for any other error.
+   */
+  #registerFailed(error: unknown): boolean {
+    if (!(error instanceof StorageUnavailableError)) return false;
+    if (!this.#registerDown) {
+      this.#registerDown = true;
+      this.#log.warn(
+        { err: error },
+        "register unavailable: claiming again at each poll; outcomes not written are retried when leases expire",
+      );
+    }
+    return true;
+  }
+
+  #registerAnswered(): void {
+    if (!this.#registerDown) return;
+    this.#registerDown = false;
+    this.#log.info("register available again: claiming resumed");
   }
 
   #recordFailure(): void {

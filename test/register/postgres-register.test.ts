@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
+import { readMigrations } from "../../src/register/migrations.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { type RegisterChange, StorageUnavailableError } from "../../src/register/port.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
@@ -84,13 +85,16 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
   it("applies its migrations once when several instances start at once, and records them", async () => {
     await Promise.all(Array.from({ length: 5 }, () => open()));
     const recorded = await db.sql`SELECT version, name FROM register_migrations ORDER BY version`;
-    expect(recorded).toEqual([
+    // Every file shipped, each once: the list is the folder's, whatever later migrations add.
+    expect(recorded).toEqual(readMigrations("postgres").map(({ version, name }) => ({ version, name })));
+    expect(recorded.slice(0, 7)).toEqual([
       { version: 1, name: "0001_register" },
       { version: 2, name: "0002_rate_limit" },
       { version: 3, name: "0003_console" },
       { version: 4, name: "0004_console_sessions" },
       { version: 5, name: "0005_attempt_kind" },
       { version: 6, name: "0006_source_deliveries" },
+      { version: 7, name: "0007_write_probe" },
     ]);
     const tables = await db.sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
     expect(tables.map((t) => t.tablename)).toEqual([
@@ -100,6 +104,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
       "inbound_events",
       "rate_limit_windows",
       "register_migrations",
+      "register_probe",
       "source_deliveries",
     ]);
   });
@@ -273,7 +278,17 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     expect(await direct.find("default", "during")).toBeUndefined();
 
     await proxy.restore();
-    await register.ping();
+    // The issue's bound: the first success within 1 s of the server accepting connections again.
+    const restored = Date.now();
+    await until(
+      () =>
+        register.ping().then(
+          () => true,
+          () => false,
+        ),
+      1000,
+    );
+    expect(Date.now() - restored).toBeLessThan(1000);
     expect((await register.reserve(reserveRequest({ eventId: "during" }))).outcome).toBe("created");
     // Closing must not hang on a server that went away again: shutdown has its own deadline.
     await proxy.cut();
@@ -281,6 +296,30 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     await register.close();
     expect(Date.now() - closing).toBeLessThan(4000);
   }, 15_000);
+
+  it("pings with a committed write: a database that still answers reads but takes no writes is not ready", async () => {
+    const register = await open();
+    await register.ping();
+    const name = db.sql.unsafe(`"${new URL(db.url).pathname.slice(1)}"`);
+    await db.sql`ALTER DATABASE ${name} SET default_transaction_read_only = on`;
+    try {
+      // New sessions take the setting: the register's connections are made again.
+      await db.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE application_name = 'onec-order-gateway' AND datname = current_database()`;
+      await until(
+        () =>
+          register.find("default", "any").then(
+            () => true,
+            () => false,
+          ),
+        2000,
+      );
+      await expect(register.ping()).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(register.ping()).rejects.toThrow(/read-only transaction/);
+    } finally {
+      await db.sql`ALTER DATABASE ${name} RESET default_transaction_read_only`;
+    }
+  });
 
   it("through the factory: a server that answers but has no such database is a configuration error", async () => {
     const missing = new URL(db.url);

@@ -13,7 +13,8 @@ const PUBLISH_BATCH = 500;
 
 const EVENT_KINDS: readonly EventChange["kind"][] = ["recorded", "replayed", "settled"];
 const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 5000;
+/** Back within about a second of the server: remote changes missed meanwhile are found by polling. */
+const RETRY_MAX_MS = 1000;
 
 /**
  * `watch()` across instances. This register's own commits reach its watchers
@@ -51,6 +52,8 @@ export class PostgresChangeFeed implements ChangeFeed {
       max: 1,
       idle_timeout: 0,
       max_lifetime: null,
+      // Its own retries pace the reconnects: the driver's backoff grows to 20 s and is never reset.
+      backoff: () => 0,
       fetch_types: false,
       connect_timeout: connectTimeoutSeconds,
       onnotice: () => {},

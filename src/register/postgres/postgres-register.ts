@@ -1,20 +1,14 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import type { BackendStatements } from "../backend.ts";
-import {
-  type AttemptReport,
-  type HitCounter,
-  type Lease,
-  type ReserveRequest,
-  type Settlement,
-  StorageUnavailableError,
-} from "../port.ts";
+import type { AttemptReport, HitCounter, Lease, ReserveRequest, Settlement } from "../port.ts";
 import { RegisterCore } from "../register-core.ts";
 import type { EventRow } from "../rows.ts";
 import { finishedAttempt, replayRefusal } from "../rules.ts";
 import { allSucceeded, WriteBatcher } from "../write-batcher.ts";
 import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
+import { DEFAULT_DEADLINES, type Deadlines, type LinkState, PostgresLink } from "./link.ts";
 import { migrate } from "./migrate.ts";
 import { PostgresSessionStore } from "./session-store.ts";
 import { PostgresSourceLog } from "./source-store.ts";
@@ -35,8 +29,12 @@ function compareLeases(a: q.SettleParams, b: q.SettleParams): number {
 export interface PostgresRegisterOptions {
   /** Connections in the pool (not counting the one LISTEN connection). */
   poolMax: number;
-  /** How long opening a connection may take before the call fails with StorageUnavailableError. */
+  /** How long opening a connection may take (its acquisition's deadline); each call has its own besides. */
   connectTimeoutSeconds?: number;
+  /** Each call's deadline, and the pace of the tries to reach a lost database (link.ts). */
+  deadlines?: Partial<Deadlines>;
+  /** Told once per change: the database lost, and back (link.ts). */
+  onLinkState?: (state: LinkState) => void;
   /** Whose clock stamps leases and due times (statements.ts, ClockSource); the database's by default. */
   clock?: q.ClockSource;
 }
@@ -57,28 +55,31 @@ export interface PostgresRegisterOptions {
  * the policy's delays (a retry's backoff), measured from the callers' now.
  */
 export class PostgresRegister extends RegisterCore {
-  readonly #sql: q.Sql;
+  readonly #link: PostgresLink;
   readonly #feed: PostgresChangeFeed;
 
-  private constructor(sql: q.Sql, feed: PostgresChangeFeed, clock: q.ClockSource) {
+  private constructor(link: PostgresLink, feed: PostgresChangeFeed, clock: q.ClockSource) {
     // Every batch goes to the server at once: the pool, not this side, bounds how many run together.
-    const reserveAll = (batch: readonly ReserveRequest[]) => reserveBatch(sql, clock, batch).then(allSucceeded);
-    const settleAll = (batch: readonly q.SettleParams[]) => settleBatch(sql, batch).then(allSucceeded);
+    // Each batch on the pool current when it goes: one dropped for an outage takes nothing more.
+    const reserveAll = (batch: readonly ReserveRequest[]) => reserveBatch(link.sql, clock, batch).then(allSucceeded);
+    const settleAll = (batch: readonly q.SettleParams[]) => settleBatch(link.sql, batch).then(allSucceeded);
     const reservations = new WriteBatcher(reserveAll, 500, Infinity);
     const settles = new WriteBatcher(settleAll, 500, Infinity);
+    const run = <T>(work: (sql: q.Sql) => Promise<T>) => link.run(work);
+    const maintain = <T>(work: (sql: q.Sql) => Promise<T>) => link.run(work, "maintenance");
     let closing: Promise<void> | undefined;
     const backend: BackendStatements = {
       queue: {
-        reserve: (request) => storage(() => reservations.submit(request)),
-        claim: (request) => storage(() => q.claimDue(sql, { ...request, clock })),
+        reserve: (request) => run(() => reservations.submit(request)),
+        claim: (request) => run((sql) => q.claimDue(sql, { ...request, clock })),
         settle: async (lease: Lease, settlement: Settlement, report: AttemptReport, now: number) => {
           const params: q.SettleParams = { lease, settlement, now, clock, ...finishedAttempt(report) };
-          return storage(() => settles.submit(params));
+          return run(() => settles.submit(params));
         },
-        bringForward: (now) => storage(() => q.bringForward(sql, { now, clock })),
+        bringForward: (now) => run((sql) => q.bringForward(sql, { now, clock })),
         // One short transaction: the row is locked while the refusal is decided on it.
         replay: (request) =>
-          storage(() =>
+          run((sql) =>
             sql.begin(async (tx) => {
               const locked = await q.selectEventForUpdate(tx, request.sender, request.eventId, { ...request, clock });
               if (locked === undefined) return { kind: "missing" } as const;
@@ -91,90 +92,79 @@ export class PostgresRegister extends RegisterCore {
           ),
       },
       store: {
-        find: (sender, eventId) => storage(() => q.selectEvent(sql, sender, eventId)),
-        findByEventId: (eventId) => storage(() => q.selectByEventId(sql, eventId)),
-        list: (filter) => storage(() => q.list(sql, filter)),
-        page: (filter) => storage(() => q.page(sql, filter)),
-        search: (term, limit) => storage(() => q.search(sql, term, limit)),
-        countByStatus: (filter) => storage(() => q.countByStatus(sql, filter)),
-        backlog: () => storage(() => q.backlog(sql)),
+        find: (sender, eventId) => run((sql) => q.selectEvent(sql, sender, eventId)),
+        findByEventId: (eventId) => run((sql) => q.selectByEventId(sql, eventId)),
+        list: (filter) => run((sql) => q.list(sql, filter)),
+        page: (filter) => run((sql) => q.page(sql, filter)),
+        search: (term, limit) => run((sql) => q.search(sql, term, limit)),
+        countByStatus: (filter) => run((sql) => q.countByStatus(sql, filter)),
+        backlog: () => run((sql) => q.backlog(sql)),
       },
       audit: {
-        attempts: (sender, eventId) => storage(() => q.selectAttempts(sql, sender, eventId)),
-        replays: (sender, eventId) => storage(() => q.selectReplays(sql, sender, eventId)),
+        attempts: (sender, eventId) => run((sql) => q.selectAttempts(sql, sender, eventId)),
+        replays: (sender, eventId) => run((sql) => q.selectReplays(sql, sender, eventId)),
       },
       maintenance: {
         // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
-        purge: (request) => storage(() => q.purge(sql, request.olderThan, request.batchSize)),
-        countFinished: (olderThan) => storage(() => q.countFinished(sql, olderThan)),
-        importEvent: (rows) => storage(() => importSnapshot(sql, rows)),
+        purge: (request) => maintain((sql) => q.purge(sql, request.olderThan, request.batchSize)),
+        countFinished: (olderThan) => maintain((sql) => q.countFinished(sql, olderThan)),
+        importEvent: (rows) => maintain((sql) => importSnapshot(sql, rows)),
       },
-      sessions: new PostgresSessionStore(sql, clock),
-      sources: new PostgresSourceLog(sql),
+      sessions: new PostgresSessionStore(link, clock),
+      sources: new PostgresSourceLog(link),
       hitCounter: {
         hit: async (key, windowMs) => {
-          const { hits, reset_in } = await storage(() => q.countHit(sql, key, windowMs));
+          const { hits, reset_in } = await run((sql) => q.countHit(sql, key, windowMs));
           return { hits, resetInMs: reset_in };
         },
       } satisfies HitCounter,
       feed,
-      /** The server answers and takes writes: not a standby left behind by a failover. */
-      ping: async () => {
-        const writable = await storage(() => q.acceptsWrites(sql));
-        if (!writable) throw new StorageUnavailableError("PostgreSQL is in recovery (a standby): it takes no writes");
-      },
+      /**
+       * A committed write of a large order's size (register_probe, migration 0007): it fails where a
+       * reservation would, on a standby, a read-only server or a full disk. At once while the
+       * database is lost (link.ts), within the request deadline otherwise.
+       */
+      ping: () => run((sql) => q.probeWrite(sql)),
       close: () => {
         closing ??= (async () => {
           await feed.close();
           // Callers close after their work has stopped; a connection to a vanished server must not hold shutdown.
-          await sql.end({ timeout: 2 });
+          await link.close(2);
         })();
         return closing;
       },
     };
     super(backend);
-    this.#sql = sql;
+    this.#link = link;
     this.#feed = feed;
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
   static async open(url: string, options: PostgresRegisterOptions): Promise<PostgresRegister> {
-    const connectTimeoutSeconds = options.connectTimeoutSeconds ?? 5;
-    const sql = postgres(url, {
-      max: options.poolMax,
-      connect_timeout: connectTimeoutSeconds,
-      idle_timeout: 60,
-      onnotice: () => {},
-      types: {
-        // int8: epoch milliseconds, tokens and counts, all far below 2^53.
-        bigint: {
-          to: 20,
-          from: [20],
-          serialize: (value: number) => String(value),
-          parse: (raw: string) => Number(raw),
-        },
-      },
-      connection: {
-        application_name: "onec-order-gateway",
-        // A 2xx promises the event is durable: never let a database default turn this off.
-        synchronous_commit: "on",
-      },
-    });
+    const connectTimeoutSeconds = options.connectTimeoutSeconds ?? CONNECT_TIMEOUT_SECONDS;
+    const deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
+    const link = new PostgresLink(
+      (connections) => openPool(url, connections ?? options.poolMax, connectTimeoutSeconds),
+      deadlines,
+      options.onLinkState,
+    );
     try {
-      await storage(() => migrate(sql));
+      await storage(() => migrate(link.sql));
       const feed = await storage(() =>
-        PostgresChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) => q.publish(sql, notices)),
+        PostgresChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) =>
+          link.run((sql) => q.publish(sql, notices)),
+        ),
       );
-      return new PostgresRegister(sql, feed, options.clock ?? "database");
+      return new PostgresRegister(link, feed, options.clock ?? "database");
     } catch (error) {
-      await sql.end({ timeout: 0 });
+      await link.close(0);
       throw error;
     }
   }
 
   /** What the connections really run with, for diagnostics and tests. */
   async durability(): Promise<{ synchronousCommit: string }> {
-    const rows = await storage(() => this.#sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`);
+    const rows = await this.#link.run((sql) => sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`);
     return { synchronousCommit: rows[0]?.synchronous_commit ?? "unknown" };
   }
 
@@ -182,6 +172,43 @@ export class PostgresRegister extends RegisterCore {
   get listening(): boolean {
     return this.#feed.listening;
   }
+
+  /** Whether the database is reachable now, as the calls last found it (link.ts). */
+  get link(): LinkState {
+    return this.#link.state;
+  }
+}
+
+/** Opening a connection: local or in one data centre it takes milliseconds; a slower one is an outage. */
+const CONNECT_TIMEOUT_SECONDS = 2;
+
+/**
+ * A pool. No reconnect backoff of the driver's (it grows to 20 s and a later
+ * success does not reset it): while the database is lost, no call reaches
+ * the pool and the link's probe paces the tries (link.ts).
+ */
+function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): q.Sql {
+  return postgres(url, {
+    max: poolMax,
+    connect_timeout: connectTimeoutSeconds,
+    idle_timeout: 60,
+    backoff: () => 0,
+    onnotice: () => {},
+    types: {
+      // int8: epoch milliseconds, tokens and counts, all far below 2^53.
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (value: number) => String(value),
+        parse: (raw: string) => Number(raw),
+      },
+    },
+    connection: {
+      application_name: "onec-order-gateway",
+      // A 2xx promises the event is durable: never let a database default turn this off.
+      synchronous_commit: "on",
+    },
+  });
 }
 
 type ReserveResultRow = { created: boolean; row: EventRow };

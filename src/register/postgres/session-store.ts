@@ -5,8 +5,8 @@ import {
   SESSION_USE_STEP_MS,
   type SessionStore,
 } from "../session-port.ts";
-import type { ClockSource, Db } from "./statements.ts";
-import { storage } from "./storage-errors.ts";
+import type { PostgresLink } from "./link.ts";
+import type { ClockSource } from "./statements.ts";
 
 /** A session's own columns: `live` carries its `now` besides. */
 const SESSION_SELECT = columnNames(SESSION_COLUMNS).join(", ");
@@ -19,17 +19,17 @@ const SESSION_SELECT = columnNames(SESSION_COLUMNS).join(", ");
  * clocks agree on when a session ends; on clock "node", on the caller's.
  */
 export class PostgresSessionStore implements SessionStore {
-  readonly #db: Db;
+  readonly #link: PostgresLink;
   readonly #clock: ClockSource;
 
-  constructor(db: Db, clock: ClockSource) {
-    this.#db = db;
+  constructor(link: PostgresLink, clock: ClockSource) {
+    this.#link = link;
     this.#clock = clock;
   }
 
   async create(session: NewConsoleSession, now: number): Promise<ConsoleSession> {
-    const db = this.#db;
-    const rows = await storage(
+    const db = this.#link.sql;
+    const rows = await this.#link.run(
       () => db<SessionRow[]>`
         INSERT INTO console_sessions
                (id_digest, operator, credential_digest, csrf_token, created_at, expires_at, last_used_at, idle_ms)
@@ -44,9 +44,9 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async find(idDigest: string, now: number): Promise<ConsoleSession | undefined> {
-    const db = this.#db;
+    const db = this.#link.sql;
     // One round trip: the live row, and its use written only once the recorded one is a step old.
-    const rows = await storage(
+    const rows = await this.#link.run(
       () => db<(SessionRow & { used_at: number | null })[]>`
         WITH live AS (
           SELECT *, ${this.#now(now)} AS now FROM console_sessions
@@ -67,23 +67,28 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async delete(idDigest: string): Promise<void> {
-    const db = this.#db;
-    await storage(() => db`DELETE FROM console_sessions WHERE id_digest = ${idDigest}`);
+    const db = this.#link.sql;
+    await this.#link.run(() => db`DELETE FROM console_sessions WHERE id_digest = ${idDigest}`);
   }
 
   async purgeExpired(now: number): Promise<number> {
-    const db = this.#db;
-    const result = await storage(() => db`DELETE FROM console_sessions WHERE NOT (${this.#live(now)})`);
+    const db = this.#link.sql;
+    const result = await this.#link.run(
+      () => db`DELETE FROM console_sessions WHERE NOT (${this.#live(now)})`,
+      "maintenance",
+    );
     return result.count;
   }
 
   /** Live at `now`: before the absolute deadline and before the idle one. */
   #live(now: number) {
-    return this.#db`expires_at > ${this.#now(now)} AND last_used_at + idle_ms > ${this.#now(now)}`;
+    return this.#link.sql`expires_at > ${this.#now(now)} AND last_used_at + idle_ms > ${this.#now(now)}`;
   }
 
   /** "Now" as SQL: the database's now() (the transaction's start, one value per statement), or the caller's. */
   #now(now: number) {
-    return this.#clock === "database" ? this.#db`(extract(epoch FROM now()) * 1000)::bigint` : this.#db`${now}::bigint`;
+    return this.#clock === "database"
+      ? this.#link.sql`(extract(epoch FROM now()) * 1000)::bigint`
+      : this.#link.sql`${now}::bigint`;
   }
 }

@@ -6,8 +6,7 @@ import type {
   SourceDeliveryInput,
   SourceDeliveryLog,
 } from "../source-port.ts";
-import type { Db } from "./statements.ts";
-import { storage } from "./storage-errors.ts";
+import type { PostgresLink } from "./link.ts";
 
 /** Tries of record's insert-then-select: only a purge between the two makes a second one. */
 const RECORD_TRIES = 3;
@@ -19,10 +18,10 @@ const RECORD_TRIES = 3;
  * it, compared only with the retention's bound, itself on the caller's clock.
  */
 export class PostgresSourceLog implements SourceDeliveryLog {
-  readonly #db: Db;
+  readonly #link: PostgresLink;
 
-  constructor(db: Db) {
-    this.#db = db;
+  constructor(link: PostgresLink) {
+    this.#link = link;
   }
 
   /**
@@ -31,14 +30,14 @@ export class PostgresSourceLog implements SourceDeliveryLog {
    * new statement, then sees that row.
    */
   async record(delivery: SourceDeliveryInput): Promise<SourceDelivery> {
-    const db = this.#db;
+    const db = this.#link.sql;
     const row = recordedSourceRow(delivery);
     for (let attempt = 0; attempt < RECORD_TRIES; attempt++) {
-      const [inserted] = await storage(
+      const [inserted] = await this.#link.run(
         () => db<SourceRow[]>`INSERT INTO source_deliveries ${db(row)} ON CONFLICT DO NOTHING RETURNING *`,
       );
       if (inserted !== undefined) return toSource(inserted);
-      const [kept] = await storage(
+      const [kept] = await this.#link.run(
         () => db<SourceRow[]>`
           SELECT * FROM source_deliveries
            WHERE sender = ${row.sender} AND platform = ${row.platform} AND key = ${row.key} AND outcome = 'unmapped'`,
@@ -49,15 +48,15 @@ export class PostgresSourceLog implements SourceDeliveryLog {
   }
 
   async find(id: number): Promise<SourceDelivery | undefined> {
-    const db = this.#db;
-    const [row] = await storage(() => db<SourceRow[]>`SELECT * FROM source_deliveries WHERE id = ${id}`);
+    const db = this.#link.sql;
+    const [row] = await this.#link.run(() => db<SourceRow[]>`SELECT * FROM source_deliveries WHERE id = ${id}`);
     return row === undefined ? undefined : toSource(row);
   }
 
   async ofEvent(sender: string, eventId: string): Promise<SourceDelivery | undefined> {
-    const db = this.#db;
+    const db = this.#link.sql;
     // The accepted delivery first, then one remapped to the event.
-    const [row] = await storage(
+    const [row] = await this.#link.run(
       () => db<SourceRow[]>`
         SELECT * FROM source_deliveries WHERE sender = ${sender} AND event_id = ${eventId}
          ORDER BY outcome = 'accepted' DESC, id LIMIT 1`,
@@ -67,7 +66,7 @@ export class PostgresSourceLog implements SourceDeliveryLog {
 
   /** Only the filters given, so that the planner sees plain equalities (the outcome index). */
   async list(filter: SourceDeliveryFilter): Promise<SourceDelivery[]> {
-    const db = this.#db;
+    const db = this.#link.sql;
     const conditions = [
       filter.sender === undefined ? undefined : db`sender = ${filter.sender}`,
       filter.platform === undefined ? undefined : db`platform = ${filter.platform}`,
@@ -75,15 +74,15 @@ export class PostgresSourceLog implements SourceDeliveryLog {
       filter.beforeId === undefined ? undefined : db`id < ${filter.beforeId}`,
     ].filter((condition) => condition !== undefined);
     const where = conditions.reduce((sql, condition) => db`${sql} AND ${condition}`, db`TRUE`);
-    const rows = await storage(
+    const rows = await this.#link.run(
       () => db<SourceRow[]>`SELECT * FROM source_deliveries WHERE ${where} ORDER BY id DESC LIMIT ${filter.limit}`,
     );
     return rows.map(toSource);
   }
 
   async markRemapped(id: number, eventId: string, now: number): Promise<boolean> {
-    const db = this.#db;
-    const result = await storage(
+    const db = this.#link.sql;
+    const result = await this.#link.run(
       () => db`
         UPDATE source_deliveries SET event_id = ${eventId}, remapped_at = ${now}::bigint
          WHERE id = ${id} AND outcome = 'unmapped' AND remapped_at IS NULL`,
@@ -93,24 +92,26 @@ export class PostgresSourceLog implements SourceDeliveryLog {
 
   /** One batch; SKIP LOCKED and by ctid, as the events' purge (statements.ts, purge) says why. */
   async purge(request: { olderThan: number; batchSize: number }): Promise<number> {
-    const db = this.#db;
-    const result = await storage(
+    const db = this.#link.sql;
+    const result = await this.#link.run(
       () => db`
         DELETE FROM source_deliveries WHERE ctid = ANY (ARRAY(
           SELECT ctid FROM source_deliveries
            WHERE outcome = 'ignored' AND received_at < ${request.olderThan}::bigint
            LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`,
+      "maintenance",
     );
     return result.count;
   }
 
   /** The primary key's range, oldest first, past the accepted rows. */
   async exportPage(request: { afterId: number; limit: number }): Promise<SourceDelivery[]> {
-    const db = this.#db;
-    const rows = await storage(
+    const db = this.#link.sql;
+    const rows = await this.#link.run(
       () => db<SourceRow[]>`
         SELECT * FROM source_deliveries
          WHERE id > ${request.afterId} AND outcome <> 'accepted' ORDER BY id LIMIT ${request.limit}`,
+      "maintenance",
     );
     return rows.map(toSource);
   }
@@ -122,11 +123,11 @@ export class PostgresSourceLog implements SourceDeliveryLog {
    * importEvent's do (import-events.ts).
    */
   async importDelivery(delivery: MovedDelivery): Promise<"imported" | "present"> {
-    const db = this.#db;
+    const db = this.#link.sql;
     const row = movedSourceRow(delivery);
     const names = db.unsafe(MOVED_SOURCE_COLUMNS.join(", "));
     const values = db.unsafe(MOVED_SOURCE_COLUMNS.map((name) => `d.${name}`).join(", "));
-    const inserted = await storage(
+    const inserted = await this.#link.run(
       () => db<{ id: number }[]>`
         INSERT INTO source_deliveries (${names})
         SELECT ${values} FROM json_populate_record(NULL::source_deliveries, ${JSON.stringify(row)}::text::json) AS d
@@ -137,6 +138,7 @@ export class PostgresSourceLog implements SourceDeliveryLog {
               AND kept.correlation_id = d.correlation_id)
         ON CONFLICT DO NOTHING
         RETURNING id`,
+      "maintenance",
     );
     return inserted.length > 0 ? "imported" : "present";
   }

@@ -392,10 +392,21 @@ export async function backlog(db: Db): Promise<Backlog> {
   return rows[0] ?? { pending: 0, oldestPendingReceivedAt: null, failedFinal: 0 };
 }
 
-/** Whether this server takes writes now: a standby (after a failover gone wrong) does not. */
-export async function acceptsWrites(db: Db): Promise<boolean> {
-  const rows = await db<{ standby: boolean }[]>`SELECT pg_is_in_recovery() AS standby`;
-  return rows[0]?.standby === false;
+/** Larger than a page, as a large order's body is: the probe's row needs TOAST and WAL as a reservation's does. */
+const PROBE_PAYLOAD_CHARS = 6 * 1024;
+
+/**
+ * Readiness's proof that the server takes writes now: a row written and
+ * deleted in one committed transaction (migration 0007), so it fails on a
+ * standby, on a server or tablespace made read-only, on a full disk, and
+ * waits for the WAL flush a reservation waits for (synchronous_commit on).
+ * One round trip: two statements in one simple query are one transaction.
+ */
+export async function probeWrite(db: Db): Promise<void> {
+  await db.unsafe(`
+    INSERT INTO register_probe (probed_at, payload)
+    VALUES ((extract(epoch FROM now()) * 1000)::bigint, repeat('p', ${PROBE_PAYLOAD_CHARS}));
+    DELETE FROM register_probe WHERE id = lastval()`);
 }
 
 /**

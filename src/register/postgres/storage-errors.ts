@@ -35,6 +35,18 @@ function unavailableState(code: string): boolean {
   );
 }
 
+/**
+ * The connection, or the server, is gone: refused, reset, timed out, closed,
+ * or the server shutting down, crashed or not yet accepting. Not a statement
+ * the server refused while up (disk full, a standby, a deadlock): those leave
+ * the connection usable.
+ */
+export function connectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== "string") return false;
+  return NODE_CODES.has(code) || code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03";
+}
+
 export function asStorageError(error: unknown): unknown {
   if (!(error instanceof Error) || error instanceof StorageUnavailableError) return error;
   const code = (error as { code?: unknown }).code;
