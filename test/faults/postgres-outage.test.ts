@@ -123,7 +123,11 @@ async function startGateway(env: Record<string, string>): Promise<{ url: string;
   createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => log.push(line));
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log.join("\n")}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Not left behind: a gateway that never said it listens may still be starting.
+      child.kill("SIGKILL");
+      reject(new Error(`gateway did not start:\n${log.join("\n")}`));
+    }, 30_000);
     lines.on("line", (line) => {
       log.push(line);
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
@@ -276,15 +280,18 @@ describe.skipIf(!runnable)("PostgreSQL outage under 20 retrying clients", () => 
   }, 60_000);
 
   afterAll(async () => {
-    // Whatever happened, the server is left running for whatever comes next.
-    await pgCtl("start").catch(() => {}); // "already running"
-    await acceptingAt(PG_SERVER_URL);
+    // The gateway first: nothing below may leave it running.
     if (gateway !== undefined && gateway.child.exitCode === null) {
       const exited = once(gateway.child, "exit");
       gateway.child.kill("SIGTERM");
+      const timer = setTimeout(() => gateway.child.kill("SIGKILL"), 10_000);
       await exited;
+      clearTimeout(timer);
     }
     await onec?.close();
+    // Whatever happened, the server is left running for whatever comes next.
+    await pgCtl("start").catch(() => {}); // "already running"
+    await acceptingAt(PG_SERVER_URL);
     await db?.drop();
   }, 60_000);
 
