@@ -18,7 +18,7 @@ import { parentIdOf, sampledIn, type TraceContext, traceIdOf } from "./trace-con
 export interface Tracing {
   /** A span child of `parent`, or the root of a new trace without one. */
   startSpan(name: string, kind: SpanRole, parent: TraceContext | undefined, attributes?: SpanAttributes): TracedSpan;
-  /** Exports what is still queued, then stops. */
+  /** Exports what is still queued, then stops; never rejects. */
   shutdown(): Promise<void>;
 }
 
@@ -178,7 +178,8 @@ export async function createTracing(
         },
       };
     },
-    shutdown: () => provider.shutdown(),
+    // A collector that is gone loses the last spans; it must not turn the process's stop into a failure.
+    shutdown: () => provider.shutdown().catch(() => undefined),
   };
 }
 
