@@ -134,6 +134,9 @@ export function reportingWrites(register: EventRegister, writability: Writabilit
   const own: Partial<EventRegister> = {
     writability,
     reserve: (request) => writability.observe(register.reserve(request), (result) => result.outcome === "created"),
+    // Every request reads first: a read the database refuses says as much as a refused write (a read
+    // that works says nothing about writing).
+    find: (sender, eventId) => writability.observe(register.find(sender, eventId), () => false),
     // Even a lost lease writes its attempt's history row.
     settle: (lease, settlement, report, now) =>
       writability.observe(register.settle(lease, settlement, report, now), () => true),

@@ -110,6 +110,15 @@ describe.skipIf(!pg.enabled)("rate limit shared by gateways on one PostgreSQL da
     expect(Number(status.headers["retry-after"])).toBeGreaterThan(0);
     expect((await call(`${instance.url}/readyz`)).status).toBe(503);
     await proxy.restore();
-    expect((await postEvent(instance.url, orderPaidEvent(), bearer(SHOP_A))).status).toBe(202);
+    // Issue 25: the first 2xx within 1 s of the database taking connections again, resending as a shop does.
+    const restored = Date.now();
+    const event = orderPaidEvent();
+    let after = await postEvent(instance.url, event, bearer(SHOP_A));
+    while (after.status === 503 && Date.now() - restored < 1000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await postEvent(instance.url, event, bearer(SHOP_A));
+    }
+    expect(after.status).toBe(202);
+    expect(Date.now() - restored).toBeLessThan(1000);
   });
 });
