@@ -6,6 +6,7 @@ import { PostgresRegister } from "../../src/register/postgres/postgres-register.
 import type { MovedDelivery, SourceDelivery, SourceDeliveryInput } from "../../src/register/source-port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { postgresForTests } from "../support/postgres.ts";
+import { shopifyPaid, tildaUnmapped, wooUnpaid } from "../support/source-deliveries.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway } from "./cli-support.ts";
 
@@ -27,62 +28,17 @@ const pg = postgresForTests();
 const T0 = Date.parse("2026-11-30T10:00:00Z");
 const MINUTE = 60_000;
 
-/** A Shopify orders/paid delivery, keyed by shop and X-Shopify-Webhook-Id: it became an event. */
-const SHOPIFY_PAID: SourceDeliveryInput = {
-  sender: "shop-main",
-  platform: "shopify",
-  key: "shopify:example.myshopify.com:b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
-  outcome: "accepted",
-  reason: null,
-  ids: JSON.stringify({
-    webhookId: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
-    eventId: "98880550-7158-44d4-b7cd-2c97c8a091b5",
-    topic: "orders/paid",
-    shopDomain: "example.myshopify.com",
-  }),
-  payload: '{"id":820982911946154500,"financial_status":"paid","currency":"RUB","total_price":"1990.00"}',
-  contentType: "application/json",
-  correlationId: "corr-shopify-1",
-  receivedAt: T0,
-};
-
-/** A WooCommerce order.updated delivery whose order is not paid yet: acknowledged and ignored. */
-const WOO_IGNORED: SourceDeliveryInput = {
-  sender: "shop-woo",
-  platform: "woocommerce",
-  key: "woocommerce:https://shop.example/:1042",
-  outcome: "ignored",
-  reason: "status pending is not paid",
-  ids: JSON.stringify({ webhookId: "7", topic: "order.updated", deliveryId: "a1b2c3" }),
-  payload: '{"id":1042,"status":"pending","date_paid":null,"currency":"RUB"}',
-  contentType: "application/json",
-  correlationId: "corr-woo-1",
-  receivedAt: T0 + MINUTE,
-};
-
-/** A paid Tilda order naming a SKU the mapping does not know: acknowledged, kept, nothing sent to 1C. */
-const TILDA_UNMAPPED: SourceDeliveryInput = {
-  sender: "shop-tilda",
-  platform: "tilda",
-  key: "tilda:5551234:1234567890",
-  outcome: "unmapped",
-  reason: "unknown SKU TSH-XL-RED",
-  ids: JSON.stringify({ formid: "form5551234", tranid: "5551234:1234567890" }),
-  payload: "tranid=5551234%3A1234567890&formid=form5551234&payment%5Bamount%5D=1990",
-  contentType: "application/x-www-form-urlencoded",
-  correlationId: "corr-tilda-1",
-  receivedAt: T0 + 2 * MINUTE,
-};
-
+/** A Shopify order that became an event, a WooCommerce update ignored, a Tilda order kept unmapped. */
+const SHOPIFY_PAID = shopifyPaid({ receivedAt: T0 });
+const WOO_IGNORED = wooUnpaid({ receivedAt: T0 + MINUTE });
+const TILDA_UNMAPPED = tildaUnmapped({ receivedAt: T0 + 2 * MINUTE });
 /** Another unmapped Tilda order, which support has since mapped again into an event. */
-const TILDA_REMAPPED: SourceDeliveryInput = {
-  ...TILDA_UNMAPPED,
-  key: "tilda:5551234:1234567891",
-  ids: JSON.stringify({ formid: "form5551234", tranid: "5551234:1234567891" }),
-  payload: "tranid=5551234%3A1234567891&formid=form5551234&payment%5Bamount%5D=990",
+const TILDA_REMAPPED = tildaUnmapped({
+  key: "tilda:1234567891",
+  payload: "tranid=5551234%3A1234567891&formid=form5551234&payment%5Borderid%5D=1234567891&payment%5Bamount%5D=990",
   correlationId: "corr-tilda-2",
   receivedAt: T0 + 3 * MINUTE,
-};
+});
 const REMAPPED_AT = T0 + 30 * MINUTE;
 
 /** The events of the fixture: one per platform order that became one, and a sender's own. */
@@ -260,7 +216,7 @@ describe.each(BACKENDS)("platform deliveries exported from %s", { timeout: 60_00
         platform: "woocommerce",
         key: WOO_IGNORED.key,
         outcome: "ignored",
-        reason: "status pending is not paid",
+        reason: WOO_IGNORED.reason,
         event_id: null,
         ids: WOO_IGNORED.ids,
         payload: WOO_IGNORED.payload,

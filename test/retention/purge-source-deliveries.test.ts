@@ -7,6 +7,7 @@ import type { SourceDeliveryInput } from "../../src/register/source-port.ts";
 import { Purger } from "../../src/retention/purger.ts";
 import { claimOne, report, reserveRequest, T0 } from "../support/records.ts";
 import { registerBackends, registerPerTest } from "../support/register-backends.ts";
+import { wooUnpaid } from "../support/source-deliveries.ts";
 
 /**
  * Issue 24: the platforms' ignored and unmapped deliveries are kept for
@@ -20,19 +21,7 @@ const OLD = T0;
 const YOUNG = NOW - DAY;
 
 function delivery(patch: Partial<SourceDeliveryInput>): SourceDeliveryInput {
-  return {
-    sender: "shop-woo",
-    platform: "woocommerce",
-    key: "woocommerce:https://shop.example/:1042",
-    outcome: "ignored",
-    reason: "status pending is not paid",
-    ids: '{"webhookId":"7","topic":"order.updated"}',
-    payload: '{"id":1042,"status":"pending"}',
-    contentType: "application/json",
-    correlationId: "corr-1",
-    receivedAt: OLD,
-    ...patch,
-  };
+  return wooUnpaid({ receivedAt: OLD, ...patch });
 }
 
 describe.each(registerBackends())("retention of platform deliveries on $name", (backend) => {
