@@ -4,7 +4,7 @@ import { SENDER_ID_PATTERN } from "../config/senders.ts";
 import { ALL_STATUSES } from "../domain/event-status.ts";
 import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
 import type { AttemptKind, AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
-import { type EventRow, toRecord, toRow } from "../register/rows.ts";
+import { type EventRow, movedSourceRow, toMovedSource, toRecord, toRow } from "../register/rows.ts";
 import type { MovedDelivery, SourceDeliveryInput } from "../register/source-port.ts";
 import { ATTEMPT_KINDS } from "../views/event-views.ts";
 
@@ -224,16 +224,7 @@ export function eventText(snapshot: EventSnapshot): string {
 /** An ignored or unmapped delivery, remapped or not: an accepted one goes in its event's line. */
 export function sourceText(delivery: MovedDelivery): string {
   if (delivery.outcome === "accepted") throw new TypeError("an accepted delivery is written with its event");
-  const line: SourceLine = {
-    type: "source_delivery",
-    source_delivery: {
-      sender: delivery.sender,
-      ...acceptedSourceLine(delivery),
-      outcome: delivery.outcome,
-      event_id: delivery.eventId,
-      remapped_at: delivery.remappedAt,
-    },
-  };
+  const line: SourceLine = { type: "source_delivery", source_delivery: movedSourceRow(delivery) };
   return JSON.stringify(line);
 }
 
@@ -375,20 +366,7 @@ function movedDelivery(line: SourceLine): MovedDelivery {
       "/source_delivery: event_id and remapped_at are written together, by a remapping: both or neither",
     );
   }
-  return {
-    sender: columns.sender,
-    platform: columns.platform,
-    key: columns.key,
-    outcome: columns.outcome,
-    reason: columns.reason,
-    eventId: columns.event_id,
-    ids: columns.ids,
-    payload: columns.payload,
-    contentType: columns.content_type,
-    correlationId: columns.correlation_id,
-    receivedAt: columns.received_at,
-    remappedAt: columns.remapped_at,
-  };
+  return toMovedSource(columns);
 }
 
 /** The schema's first complaint, where it is: `/event/status: must be equal to one of the allowed values`. */

@@ -273,6 +273,12 @@ export function toSource(row: SourceRow): SourceDelivery {
   return { ...recordOf(SOURCE_COLUMNS, row), outcome: row.outcome };
 }
 
+/** A delivery as another register held it (movedSourceRow's inverse): without the id its register gave it. */
+export function toMovedSource(row: MovedSourceRow): MovedDelivery {
+  const { id: _id, ...moved } = toSource({ ...row, id: 0 });
+  return moved;
+}
+
 /**
  * What SourceDeliveryLog.record inserts: an ignored or unmapped delivery,
  * belonging to no event. Accepted ones come only with their event (acceptedSourceRow).
@@ -303,7 +309,9 @@ export function acceptedSourceRow(request: {
  * delivery with its event and remapping as the register it came from held
  * them. Accepted ones come only with their event (importRows in rules.ts).
  */
-export function movedSourceRow(delivery: MovedDelivery): MovedSourceRow {
+export function movedSourceRow(
+  delivery: MovedDelivery,
+): MovedSourceRow & { outcome: Exclude<SourceOutcome, "accepted"> } {
   if (delivery.outcome === "accepted") {
     throw new TypeError("an accepted delivery is imported with its event (EventSnapshot.source)");
   }

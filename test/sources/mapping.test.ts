@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { admitOrderPaid } from "../../src/accept/admit-order-paid.ts";
 import { toMinorUnits } from "../../src/domain/money.ts";
 import {
   articleFor,
@@ -10,6 +11,7 @@ import {
 } from "../../src/sources/mapping.ts";
 import type { SourceSettings } from "../../src/sources/port.ts";
 import { isHmacSha256Base64, isSecretToken } from "../../src/sources/signature.ts";
+import { orderPaidEvent } from "../support/events.ts";
 
 const settings = (extra: Partial<SourceSettings> = {}): SourceSettings => ({
   sender: "shop-a",
@@ -110,6 +112,19 @@ describe("customerOf: never fails a paid order over a contact", () => {
     });
     expect(customerOf({ names: [], fallbackName: "Shopify order #1001" })).toEqual({ name: "Shopify order #1001" });
   });
+});
+
+describe("customerOf keeps only an e-mail the order-paid schema takes", () => {
+  it.each([["jon@localhost"], [".jon@example.com"], ["jon..doe@example.com"]])(
+    "leaves out %s, which the schema's format: email refuses",
+    (email) => {
+      const event = orderPaidEvent();
+      event.order.customer = { name: "Jon Doe", email };
+      // The gateway's own validator is the reference: a contact it refuses must never reach the event.
+      expect(admitOrderPaid(event, undefined).ok).toBe(false);
+      expect(customerOf({ names: ["Jon Doe"], email, fallbackName: "x" })).toEqual({ name: "Jon Doe" });
+    },
+  );
 });
 
 describe("signatures", () => {
