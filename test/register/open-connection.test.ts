@@ -12,13 +12,15 @@ const dir = tempDir("open-connection-");
 afterAll(() => dir.remove());
 
 describe("openConnection", () => {
-  it("opens in WAL with an fsync per commit and foreign keys on", () => {
+  it("opens in WAL with an fsync per commit, foreign keys on and savepoint journals in memory", () => {
     const db = openConnection(`${dir.path}/wal.db`, 1000);
+    // SQLite's numbering: synchronous 2 = FULL; temp_store 2 = MEMORY (1 = FILE, SQLite's default build).
     expect([
       db.pragma("journal_mode", { simple: true }),
       db.pragma("synchronous", { simple: true }),
       db.pragma("foreign_keys", { simple: true }),
-    ]).toEqual(["wal", 2, 1]);
+      db.pragma("temp_store", { simple: true }),
+    ]).toEqual(["wal", 2, 1, 2]);
     db.close();
   });
 

@@ -24,6 +24,13 @@ export function prepareSourceStatements(db: Database.Database) {
       INSERT INTO source_deliveries (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})
       ON CONFLICT DO NOTHING
       RETURNING *`) as Statement<SourceRow>,
+    /**
+     * reserve's accepted delivery, with its new event: the unique index is
+     * for unmapped rows only, so nothing can conflict, and nothing is read back.
+     */
+    insertAccepted: db.prepare(
+      `INSERT INTO source_deliveries (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})`,
+    ),
     selectUnmapped: db.prepare(`
       SELECT * FROM source_deliveries
        WHERE sender = @sender AND platform = @platform AND key = @key AND outcome = 'unmapped'`) as Statement<SourceRow>,

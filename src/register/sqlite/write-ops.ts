@@ -41,7 +41,7 @@ export const writeOps = {
     );
     if (inserted !== undefined) {
       const { source } = request;
-      if (source !== undefined) sql.sources.insert.run(acceptedSourceRow({ ...request, source }));
+      if (source !== undefined) sql.sources.insertAccepted.run(acceptedSourceRow({ ...request, source }));
       return { created: true, row: inserted };
     }
     return { created: false, row: present(sql.events.select.get(request.sender, request.eventId)) };
