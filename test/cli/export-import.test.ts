@@ -67,7 +67,7 @@ afterAll(() => dir.remove());
 
 /** Resolves with the event once an attempt's outcome (or what it already holds) satisfies `done`. */
 function settledUntil(register: EventRegister, key: Key, done: (record: EventRecord) => boolean): Promise<EventRecord> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const check = async () => {
       const record = await register.find(key.sender, key.eventId);
       if (record !== undefined && done(record)) {
@@ -76,9 +76,10 @@ function settledUntil(register: EventRegister, key: Key, done: (record: EventRec
       }
     };
     const unwatch = register.watch((change) => {
-      if (change.kind === "settled" && change.eventId === key.eventId) void check();
+      // A read that fails (the register closing under a late notice) fails the wait, never unhandled.
+      if (change.kind === "settled" && change.eventId === key.eventId) check().catch(reject);
     });
-    void check();
+    check().catch(reject);
   });
 }
 
