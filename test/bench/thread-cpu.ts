@@ -1,0 +1,120 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { START_ENTRY, startNodeFlags } from "../support/start-script.ts";
+import { BENCH_SENDER_TOKEN, orderPaidBodies, type Requests, runLoad } from "./load.ts";
+import { type Server, startServer, stopAll } from "./processes.ts";
+import { SHOPIFY_PATH, shopifyOrders, writeSourcesFile } from "./webhook-load.ts";
+
+/**
+ * `npm run bench:threads` (Linux): the CPU each thread of the gateway spends
+ * per request, read from /proc/<pid>/task/<tid>/stat around a measured load,
+ * with no profiler in the process to slow it. New native events and new
+ * Shopify orders, each on a gateway of its own with the webhook scenario's
+ * settings, in alternating rounds. It says where a path's cost lands: the
+ * main thread, the register's writer thread, V8's garbage-collector helpers.
+ */
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = 5;
+const LOAD = { connections: 50, durationSeconds: SECONDS };
+/** Clock ticks per second of /proc's utime and stime. */
+const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+/** CPU ticks per thread kind: the main thread by its id, the others by the name Node and V8 give them. */
+function threadTicks(pid: number): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    // After the name: state is field 3, utime 14 and stime 15 (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const kind = tid === String(pid) ? "main" : (THREAD_KINDS[name] ?? name);
+    ticks.set(kind, (ticks.get(kind) ?? 0) + Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+const THREAD_KINDS: Record<string, string> = {
+  WorkerThread: "writer thread",
+  V8Worker: "V8 helpers (GC)",
+  "libuv-worker": "libuv pool",
+};
+
+async function measure(server: Server, requests: Requests): Promise<{ perSecond: number; cpu: Map<string, number> }> {
+  const pid = server.child.pid ?? 0;
+  await runLoad([server.url], { ...LOAD, durationSeconds: 1 }, requests);
+  const before = threadTicks(pid);
+  const run = await runLoad([server.url], LOAD, requests);
+  const after = threadTicks(pid);
+  if (run.unexpected > 0)
+    throw new Error(`${server.name}: ${run.unexpected} answers other than ${requests.expectedStatus}`);
+  const count = run.result.requests.total;
+  const cpu = new Map<string, number>();
+  for (const [kind, ticks] of after) cpu.set(kind, (((ticks - (before.get(kind) ?? 0)) / TICKS) * 1e6) / count);
+  return { perSecond: count / SECONDS, cpu };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "gateway-bench-threads-"));
+const sourcesFile = writeSourcesFile(dir);
+const gateway = (name: string) =>
+  startServer(
+    {
+      name,
+      script: START_ENTRY,
+      nodeArgs: startNodeFlags(),
+      env: {
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATABASE_URL: join(dir, `${name}.db`),
+        // Never called: DELIVERER=off, as in the webhook scenario.
+        ONEC_URL: "http://127.0.0.1:9",
+        DELIVERER: "off",
+        SYNC_WAIT_MS: "0",
+        LOG_LEVEL: "info",
+        RATE_LIMIT_MAX: "0",
+        SENDER_TOKENS: `bench:${BENCH_SENDER_TOKEN}`,
+        SOURCES_FILE: sourcesFile,
+      },
+      listeningUrl: (line) => /"msg":"Server listening at (\S+?)"/.exec(line)?.[1],
+    },
+    dir,
+  );
+
+try {
+  const nextOrder = shopifyOrders();
+  const orders = Array.from({ length: 60_000 }, () => nextOrder());
+  let sent = 0;
+  const paths: { name: string; server: Server; requests: Requests }[] = [
+    {
+      name: "native",
+      server: await gateway("threads-native"),
+      requests: { nextBody: orderPaidBodies(`threads-${Date.now()}`), expectedStatus: 202 },
+    },
+    {
+      name: "webhook",
+      server: await gateway("threads-webhook"),
+      requests: {
+        nextBody: () => orders[sent++ % orders.length] ?? nextOrder(),
+        path: SHOPIFY_PATH,
+        expectedStatus: 202,
+      },
+    },
+  ];
+  console.log(`CPU per request by thread, µs (${ROUNDS} rounds of ${SECONDS} s, 50 connections, new events only)`);
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { name, server, requests } of paths) {
+      const { perSecond, cpu } = await measure(server, requests);
+      const threads = [...cpu].filter(([, us]) => us >= 1).sort((a, b) => b[1] - a[1]);
+      const total = threads.reduce((sum, [, us]) => sum + us, 0);
+      const shown = threads.map(([kind, us]) => `${kind} ${us.toFixed(0)}`).join(", ");
+      console.log(
+        `  round ${round} ${name.padEnd(8)} ${perSecond.toFixed(0).padStart(5)} req/s  total ${total.toFixed(0)}: ${shown}`,
+      );
+    }
+  }
+} finally {
+  await stopAll();
+  rmSync(dir, { recursive: true, force: true });
+}
