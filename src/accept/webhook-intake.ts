@@ -76,7 +76,7 @@ export class WebhookIntake {
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
     const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
     // A retry of a payment already read is answered from what it came to, as a sender's repeated bytes are.
-    const identity = deliveryIdentity(adapter, settings, delivery);
+    const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);
     const known = this.#known.recall(identity);
     if (known !== undefined) {
       return this.#accept(adapter, known, settings.sender, correlationId, () => keep(acceptedAs(known)), trace);
@@ -175,18 +175,22 @@ const KNOWN_PAYMENTS = 2000;
  * A delivery's identity: the bytes and the headers its adapter reads, under
  * its platform and sender (whose settings the reading depends on, fixed for
  * the process's life). Computed after the signature is checked, so only
- * authentic bytes are ever remembered.
+ * authentic bytes are ever remembered. The bytes count through the verified
+ * signature when it is an HMAC of them (no two bodies share one), else
+ * through their own hash.
  */
-function deliveryIdentity(adapter: SourceAdapter, settings: SourceSettings, delivery: WebhookDelivery): string {
+function deliveryIdentity(
+  adapter: SourceAdapter,
+  settings: SourceSettings,
+  delivery: WebhookDelivery,
+  digest: string | undefined,
+): string {
   const headers = adapter.readsHeaders.map((name) => {
     const value = delivery.headers[name];
     return typeof value === "string" ? value : "";
   });
-  return hash(
-    "sha256",
-    `${adapter.platform}\n${settings.sender}\n${headers.join("\n")}\n${delivery.raw.toString("latin1")}`,
-    "base64url",
-  );
+  const bytes = digest === undefined ? `bytes ${delivery.raw.toString("latin1")}` : `hmac ${digest}`;
+  return hash("sha256", `${adapter.platform}\n${settings.sender}\n${headers.join("\n")}\n${bytes}`, "base64url");
 }
 
 /** A platform waits a few seconds at most (Shopify and Tilda 5 s): the request waits for 1C a fifth of that, then answers 202. */

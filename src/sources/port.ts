@@ -66,6 +66,8 @@ export type Reading =
   /** A payment: `event.event_id` is the platform's stable key for it; `canonical` is its form as admitted. */
   | { kind: "paid"; event: OrderPaidEvent; ids: PlatformIds; canonical: Canonical };
 
+export type Verified = { ok: true; digest?: string } | { ok: false; detail: string };
+
 export interface SourceAdapter {
   readonly platform: Platform;
   /**
@@ -87,8 +89,12 @@ export interface SourceAdapter {
    * `webhook_id=N`): answered 200, nothing recorded. Checked before verify.
    */
   isPing?(delivery: WebhookDelivery): boolean;
-  /** The signature (or secret) over the raw bytes, compared in constant time; the reason when it fails. */
-  verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true } | { ok: false; detail: string };
+  /**
+   * The signature (or secret) over the raw bytes, compared in constant time; the reason when it fails.
+   * A signature that is a keyed digest of the bytes (an HMAC) comes back as `digest`: verified, it
+   * identifies them as a hash of them would, so a retry is recognised without hashing the body again.
+   */
+  verify(delivery: WebhookDelivery, settings: SourceSettings): Verified;
   /** Only after verify: parse, decide whether it means "paid", map. */
   read(delivery: WebhookDelivery, settings: SourceSettings): Reading;
 }

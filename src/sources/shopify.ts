@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { header } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
 import { readPlatformJson } from "./platform-json.ts";
-import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
+import type { PlatformIds, Reading, SourceAdapter, SourceSettings, Verified, WebhookDelivery } from "./port.ts";
 import { type Json, objectOf, shopifyId, shopifyOrderEvent, textOf } from "./shopify-order.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
 
@@ -38,7 +38,7 @@ const RECORDED = [
 
 const PAID_TOPIC = "orders/paid";
 
-function verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true } | { ok: false; detail: string } {
+function verify(delivery: WebhookDelivery, settings: SourceSettings): Verified {
   const { headers } = delivery;
   for (const [name, display] of REQUIRED) {
     const value = headers[name];
@@ -54,7 +54,7 @@ function verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true
   if (settings.shopDomain !== undefined && shop.toLowerCase() !== settings.shopDomain.trim().toLowerCase()) {
     return { ok: false, detail: `X-Shopify-Shop-Domain "${shop.slice(0, 255)}" is not this sender's shop` };
   }
-  return { ok: true };
+  return { ok: true, digest: (headers[HMAC] as string).trim() };
 }
 
 function idsOf(headers: IncomingHttpHeaders, order: Json | undefined, orderId: string | undefined): PlatformIds {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { header, MappingError } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
 import { readPlatformJson } from "./platform-json.ts";
-import type { PlatformIds, Reading, SourceAdapter, SourceSettings, WebhookDelivery } from "./port.ts";
+import type { PlatformIds, Reading, SourceAdapter, SourceSettings, Verified, WebhookDelivery } from "./port.ts";
 import { isHmacSha256Base64 } from "./signature.ts";
 import { isRecord, paidInstant, type WooRecord, wooOrderEvent } from "./woocommerce-order.ts";
 
@@ -38,7 +38,7 @@ function isPing(delivery: WebhookDelivery): boolean {
 
 const PING_BODY = /^webhook_id=[0-9]{1,20}$/;
 
-function verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true } | { ok: false; detail: string } {
+function verify(delivery: WebhookDelivery, settings: SourceSettings): Verified {
   const signature = delivery.headers[SIGNATURE];
   if (signature === undefined) return { ok: false, detail: "X-WC-Webhook-Signature is missing" };
   if (typeof signature !== "string") return { ok: false, detail: "X-WC-Webhook-Signature is repeated" };
@@ -48,7 +48,7 @@ function verify(delivery: WebhookDelivery, settings: SourceSettings): { ok: true
       detail: "X-WC-Webhook-Signature is not the base64 HMAC-SHA256 of the body under the webhook's secret",
     };
   }
-  return { ok: true };
+  return { ok: true, digest: signature.trim() };
 }
 
 function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {

@@ -91,7 +91,8 @@ describe("WooCommerce verify: X-WC-Webhook-Signature", () => {
 
   it("accepts the documented openssl vector", () => {
     expect(sign(WOO_TEST_VECTOR.body, WOO_TEST_VECTOR.secret)).toBe(WOO_TEST_VECTOR.signature);
-    expect(vector(WOO_TEST_VECTOR.signature)).toEqual({ ok: true });
+    // The verified signature identifies the bytes: the intake recognises a retry by it.
+    expect(vector(WOO_TEST_VECTOR.signature)).toEqual({ ok: true, digest: WOO_TEST_VECTOR.signature });
   });
 
   it("refuses the vector with one bit of the signature flipped", () => {
@@ -101,7 +102,7 @@ describe("WooCommerce verify: X-WC-Webhook-Signature", () => {
   });
 
   it("accepts a signed order delivery", () => {
-    expect(adapter.verify(signed(), settings)).toEqual({ ok: true });
+    expect(adapter.verify(signed(), settings)).toMatchObject({ ok: true });
   });
 
   it("refuses a signature made with another secret", () => {
@@ -132,7 +133,7 @@ describe("WooCommerce verify: X-WC-Webhook-Signature", () => {
   });
 
   it("accepts the second secret during a rotation", () => {
-    expect(vector(WOO_TEST_VECTOR.signature, ["the_new_secret", WOO_TEST_VECTOR.secret])).toEqual({ ok: true });
+    expect(vector(WOO_TEST_VECTOR.signature, ["the_new_secret", WOO_TEST_VECTOR.secret])).toMatchObject({ ok: true });
     expect(vector(WOO_TEST_VECTOR.signature, ["the_new_secret"]).ok).toBe(false);
   });
 });

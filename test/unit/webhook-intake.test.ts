@@ -56,6 +56,24 @@ describe("WebhookIntake: a platform's retry is recognised by its bytes and the h
     verify.mockRestore();
   });
 
+  it("knows a retry by its verified signature: the same bytes signed with the other secret of a rotation are read again, and are still one event", async () => {
+    const rotating: SourceSettings = { ...settings, secrets: ["shpss_new_secret_0001", SHOPIFY_SECRET] };
+    const body = shopifyBody(shopifyOrder());
+    const read = vi.spyOn(shopifyAdapter, "read");
+    const old = await intake.take(shopifyAdapter, rotating, delivery(body), "c-1");
+    const renewed = delivery(body, shopifyHeaders(body, { secret: "shpss_new_secret_0001" }));
+    const first = await intake.take(shopifyAdapter, rotating, renewed, "c-2");
+    const again = await intake.take(shopifyAdapter, rotating, renewed, "c-3");
+    expect(read).toHaveBeenCalledTimes(2);
+    expect([old, first, again].map((outcome) => outcome.kind === "event" && outcome.result.firstAnswer)).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect((await register.sources.list({ limit: 10 })).length).toBe(1);
+    read.mockRestore();
+  });
+
   it("reads the same bytes again under another topic: the reading depends on it", async () => {
     const body = shopifyBody(shopifyOrder());
     await intake.take(shopifyAdapter, settings, delivery(body), "c-1");
