@@ -6,7 +6,6 @@ import { OrderPaidIntake } from "../../accept/order-paid-intake.ts";
 import type { SenderEntry } from "../../config/senders.ts";
 import { ORDERS_PAID_PATH } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
-import { GatewayProblem } from "../../errors/problem.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { attemptView, statusView } from "../../views/event-views.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventRegister } from "../../../src/register/port.ts";
-import type { SourceDelivery, SourceDeliveryInput } from "../../../src/register/source-port.ts";
+import type { SourceDelivery } from "../../../src/register/source-port.ts";
 import { claimOne, report, reserveRequest, succeeded, T0 } from "../../support/records.ts";
 import { registerBackends, registerPerTest } from "../../support/register-backends.ts";
 import { shopifyPaid, tildaUnmapped, wooUnpaid } from "../../support/source-deliveries.ts";
