@@ -18,19 +18,15 @@ const PURGEABLE = "outcome = 'ignored' AND received_at < @olderThan";
 /** The SQL of the platforms' deliveries, prepared once per connection. */
 export function prepareSourceStatements(db: Database.Database) {
   const names = NEW_SOURCE_COLUMNS;
+  const insertRow = `INSERT INTO source_deliveries (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})`;
   return {
     /** An unmapped delivery already kept under its key is the unique index's conflict: nothing is written. */
-    insert: db.prepare(`
-      INSERT INTO source_deliveries (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})
-      ON CONFLICT DO NOTHING
-      RETURNING *`) as Statement<SourceRow>,
+    insert: db.prepare(`${insertRow} ON CONFLICT DO NOTHING RETURNING *`) as Statement<SourceRow>,
     /**
      * reserve's accepted delivery, with its new event: the unique index is
      * for unmapped rows only, so nothing can conflict, and nothing is read back.
      */
-    insertAccepted: db.prepare(
-      `INSERT INTO source_deliveries (${names.join(", ")}) VALUES (${names.map((name) => `@${name}`).join(", ")})`,
-    ),
+    insertAccepted: db.prepare(insertRow),
     selectUnmapped: db.prepare(`
       SELECT * FROM source_deliveries
        WHERE sender = @sender AND platform = @platform AND key = @key AND outcome = 'unmapped'`) as Statement<SourceRow>,
