@@ -3,8 +3,8 @@ import { Compile } from "typebox/compile";
 import { SENDER_ID_PATTERN } from "../config/senders.ts";
 import { ALL_STATUSES } from "../domain/event-status.ts";
 import { EVENT_ID_PATTERN } from "../domain/order-paid.ts";
-import type { AttemptKind, AttemptRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
-import { type EventRow, movedSourceRow, toMovedSource, toRecord, toRow } from "../register/rows.ts";
+import type { AttemptKind, AttemptRecord, EventRecord, EventSnapshot, ReplayRecord } from "../register/port.ts";
+import { acceptedSourceRow, type EventRow, movedSourceRow, toMovedSource, toRecord, toRow } from "../register/rows.ts";
 import type { MovedDelivery, SourceDeliveryInput } from "../register/source-port.ts";
 import { ATTEMPT_KINDS } from "../views/event-views.ts";
 
@@ -216,7 +216,7 @@ export function eventText(snapshot: EventSnapshot): string {
     event: toRow(snapshot.record),
     delivery_attempts: snapshot.attempts.map(attemptLine),
     event_replays: snapshot.replays.map(replayLine),
-    source_delivery: snapshot.source === undefined ? null : acceptedSourceLine(snapshot.source),
+    source_delivery: snapshot.source === undefined ? null : acceptedSourceLine(snapshot.record, snapshot.source),
   };
   return JSON.stringify(line);
 }
@@ -413,33 +413,24 @@ function attemptRecord(line: ReadAttempt): AttemptRecord {
   };
 }
 
-/** The columns every delivery line carries; an accepted one's sender and event are its event's. */
-function acceptedSourceLine(source: SourceDeliveryInput): AcceptedSourceLine {
-  return {
-    platform: source.platform,
-    key: source.key,
-    reason: source.reason,
-    ids: source.ids,
-    payload: source.payload,
-    content_type: source.contentType,
-    correlation_id: source.correlationId,
-    received_at: source.receivedAt,
-  };
+/** The accepted delivery's row as reserve writes it (rows.ts), less what its event's line already holds. */
+function acceptedSourceLine(event: EventRecord, source: SourceDeliveryInput): AcceptedSourceLine {
+  const row = acceptedSourceRow({ sender: event.sender, eventId: event.eventId, source });
+  const { sender: _sender, outcome: _outcome, event_id: _eventId, ...line } = row;
+  return line;
 }
 
+/** The other way: the line under its event's key, as the delivery the import writes with the event. */
 function acceptedSource(row: EventRow, line: AcceptedSourceLine): SourceDeliveryInput {
-  return {
+  const moved = {
+    ...line,
     sender: row.sender,
-    platform: line.platform,
-    key: line.key,
     outcome: "accepted",
-    reason: line.reason,
-    ids: line.ids,
-    payload: line.payload,
-    contentType: line.content_type,
-    correlationId: line.correlation_id,
-    receivedAt: line.received_at,
-  };
+    event_id: row.event_id,
+    remapped_at: null,
+  } as const;
+  const { eventId: _eventId, remappedAt: _remappedAt, ...source } = toMovedSource(moved);
+  return source;
 }
 
 function replayLine(replay: ReplayRecord): ReplayLine {
