@@ -28,6 +28,19 @@ const pg = postgresForTests();
 /** How long the register may take to settle a batch once 1C answers promptly. */
 const SETTLE_MS = 30_000;
 
+/**
+ * As the answer map tells a shop to: a 503 (the register cannot take it now; issue 25 bounds the wait for
+ * a PostgreSQL connection at 1 s, so 900 requests at once on a busy machine can meet it) is sent again,
+ * the same bytes under the same event_id, after its Retry-After. The final answer is what counts.
+ */
+async function postUntilTaken(url: string, body: string): Promise<{ answer: HttpAnswer; refused: number }> {
+  for (let refused = 0; ; refused++) {
+    const answer = await postEvent(url, body);
+    if (answer.status !== 503 || refused === 10) return { answer, refused };
+    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers["retry-after"] ?? "1") * 1000));
+  }
+}
+
 describe.skipIf(!pg.enabled)("three gateways and two workers on one PostgreSQL register", { timeout: 120_000 }, () => {
   let logs: { path: string; remove: () => void } | undefined;
   let database: TestDatabase | undefined;
@@ -86,14 +99,16 @@ describe.skipIf(!pg.enabled)("three gateways and two workers on one PostgreSQL r
     const events = Array.from({ length: 300 }, () => orderPaidEvent());
     const started = Date.now();
     const answeredAfter: number[] = [];
+    let refused = 0;
     const copies = await Promise.all(
       events.map((event) => {
         const body = JSON.stringify(event);
         return Promise.all(
           cluster.gatewayUrls.map(async (url) => {
-            const answer = await postEvent(url, body);
+            const sent = await postUntilTaken(url, body);
             answeredAfter.push(Date.now() - started);
-            return answer;
+            refused += sent.refused;
+            return sent.answer;
           }),
         );
       }),
@@ -107,7 +122,7 @@ describe.skipIf(!pg.enabled)("three gateways and two workers on one PostgreSQL r
     expect(eventIds.filter((id) => rows.get(id)?.attempts !== 1)).toEqual([]);
     await expectOneOrderEach(rows, eventIds);
     console.log(
-      `300 events × 3 gateways: ${tally(copies.flat())}; answers after ${answeredAfter[450]} ms (median), ${answeredAfter.at(-1)} ms (last); all delivered after ${settledMs} ms`,
+      `300 events × 3 gateways: ${tally(copies.flat())} (${refused} 503s sent again); answers after ${answeredAfter[450]} ms (median), ${answeredAfter.at(-1)} ms (last); all delivered after ${settledMs} ms`,
     );
   });
 
