@@ -39,6 +39,7 @@ export function openConnection(
   }
 }
 
-function isBusy(error: unknown): boolean {
+/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
+export function isBusy(error: unknown): boolean {
   return error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
 }

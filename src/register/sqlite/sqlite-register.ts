@@ -23,7 +23,8 @@ export interface SqliteRegisterOptions {
  * write-ops.ts. Reads run on this thread's connection (WAL: they never wait
  * for a writer). Writes run in short BEGIN IMMEDIATE transactions on a
  * writer thread's connection (writer.ts), grouped so that one fsync commits
- * a whole batch while this thread goes on with the next requests; several
+ * a whole batch while this thread goes on with the next requests (a quiet
+ * process's small batches commit here, on a connection of their own); several
  * processes on one file serialise on SQLite's write lock instead of failing
  * on upgrade. No transaction is ever open while 1C is called.
  */

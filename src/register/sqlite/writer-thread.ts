@@ -6,10 +6,12 @@ import { openConnection } from "./open-connection.ts";
 import { prepareWriteStatements, runWriteJob, type WriteJob } from "./write-ops.ts";
 
 /**
- * The writer thread: it owns the register's only writing connection in this
+ * The writer thread: it owns the register's writing connection for a busy
  * process, so BEGIN IMMEDIATE, the statements and the COMMIT's fsync run
- * here while the main thread goes on parsing, validating and answering.
- * It takes one batch at a time and answers each with its results.
+ * here while the main thread goes on parsing, validating and answering (a
+ * quiet process's small batches commit on the main thread: quiet-commits.ts).
+ * It takes one batch at a time, answers each with its results, and
+ * checkpoints the WAL after its commits.
  */
 
 export interface WriterThreadData {

@@ -7,6 +7,8 @@ import { codeModule, RUNNING_FROM_SOURCE } from "../../util/package-files.ts";
 import { StorageUnavailableError } from "../port.ts";
 import { type CommitBatch, type JobResult, WriteBatcher } from "../write-batcher.ts";
 import { batchTransaction } from "./batch-transaction.ts";
+import { isBusy, openConnection } from "./open-connection.ts";
+import { QuietCommits } from "./quiet-commits.ts";
 import {
   prepareWriteStatements,
   runWriteJob,
@@ -25,23 +27,65 @@ export interface Writer {
   flushQueued(): void;
   /** Waits for every queued write, then stops taking more. */
   close(): Promise<void>;
+  /** How many batches committed on the event loop's thread and on the writer thread so far. */
+  commits(): CommitCounts;
+}
+
+export interface CommitCounts {
+  here: number;
+  writerThread: number;
 }
 
 /**
- * A file's writes go to a writer thread, so the commit's fsync never blocks
- * the event loop. An in-memory database exists only on its own connection:
- * its writes run here, on the register's connection.
+ * A file's writes go to a writer thread, so that under load the commit's
+ * fsync never blocks the event loop; a quiet gateway's small batches commit
+ * here, on a connection of their own, without the two thread hand-offs
+ * (quiet-commits.ts). An in-memory database exists only on its own
+ * connection: its writes run here, on the register's connection.
  */
 export function openWriter(db: Database.Database, data: WriterThreadData): Writer {
-  if (data.file !== ":memory:") {
-    const thread = new WriterThread(data);
-    return new GroupCommitWriter(
-      (jobs) => thread.commit(jobs),
-      () => thread.stop(),
-    );
-  }
+  if (data.file !== ":memory:") return fileWriter(data);
   const sql = prepareWriteStatements(db);
-  return new GroupCommitWriter(batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job)));
+  const commits: CommitCounts = { here: 0, writerThread: 0 };
+  const commit = batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job));
+  return new GroupCommitWriter((jobs) => {
+    commits.here++;
+    return commit(jobs);
+  }, commits);
+}
+
+function fileWriter(data: WriterThreadData): Writer {
+  const thread = new WriterThread(data);
+  const here = openConnection(data.file, data.busyTimeoutMs);
+  // Never wait for another process's write lock on the event loop: the writer thread waits for it instead.
+  here.pragma("busy_timeout = 0");
+  // Checkpoints stay on the writer thread (quiet-commits.ts).
+  here.pragma("wal_autocheckpoint = 0");
+  const sql = prepareWriteStatements(here);
+  const commitHere = batchTransaction(here, (job: WriteJob) => runWriteJob(sql, job));
+  const quiet = new QuietCommits();
+  const commits: CommitCounts = { here: 0, writerThread: 0 };
+  const commit: CommitBatch<WriteJob> = (jobs) => {
+    if (quiet.allows(jobs.length, thread.busy)) {
+      const started = performance.now();
+      try {
+        const results = commitHere(jobs);
+        commits.here++;
+        return results;
+      } catch (error) {
+        // Anything but busy: nothing of the batch is durable, and the batcher fails it.
+        if (!isBusy(error)) throw error;
+      } finally {
+        quiet.took(performance.now() - started);
+      }
+    }
+    commits.writerThread++;
+    return thread.commit(jobs);
+  };
+  return new GroupCommitWriter(commit, commits, async () => {
+    await thread.stop();
+    here.close();
+  });
 }
 
 const MAX_BATCH = 256;
@@ -56,12 +100,22 @@ const BATCHES_IN_FLIGHT = 2;
 
 class GroupCommitWriter implements Writer {
   readonly #batches: WriteBatcher<WriteJob>;
+  readonly #commits: Readonly<CommitCounts>;
   readonly #stop: () => Promise<void>;
   #closed = false;
 
-  constructor(commit: CommitBatch<WriteJob>, stop: () => Promise<void> = async () => {}) {
+  constructor(
+    commit: CommitBatch<WriteJob>,
+    commits: Readonly<CommitCounts>,
+    stop: () => Promise<void> = async () => {},
+  ) {
     this.#batches = new WriteBatcher(commit, MAX_BATCH, BATCHES_IN_FLIGHT);
+    this.#commits = commits;
     this.#stop = stop;
+  }
+
+  commits(): CommitCounts {
+    return { ...this.#commits };
   }
 
   run<K extends WriteOp>(op: K, args: WriteArgs<K>): Promise<WriteResult<K>> {
@@ -102,6 +156,11 @@ class WriterThread {
     this.#data = data;
     // Started now, not on the first write: the thread takes a tenth of a second to load.
     this.#worker = this.#start();
+  }
+
+  /** Whether a batch is out: one committed elsewhere meanwhile could overtake it. */
+  get busy(): boolean {
+    return this.#waiting.size > 0;
   }
 
   commit(jobs: readonly WriteJob[]): Promise<JobResult[]> {

@@ -1,0 +1,105 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openConnection } from "../../src/register/sqlite/open-connection.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { openWriter, type Writer } from "../../src/register/sqlite/writer.ts";
+import { reserveRequest } from "../support/records.ts";
+import { tempDir } from "../support/temp.ts";
+
+/**
+ * Where a file's writes commit (src/register/sqlite/writer.ts and
+ * quiet-commits.ts): a lone write on the event loop's own connection, without
+ * the two hand-offs to the writer thread; 50 at once on the writer thread;
+ * and never a wait for another process's lock on the event loop.
+ */
+
+const BUSY_TIMEOUT_MS = 5000;
+
+describe("the SQLite register's writer, on a file", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+  let db: Database.Database;
+  let writer: Writer;
+
+  beforeEach(async () => {
+    dir = tempDir("sqlite-writer-");
+    file = join(dir.path, "register.db");
+    await new SqliteRegister(file).close(); // the migrations
+    db = openConnection(file, BUSY_TIMEOUT_MS);
+    writer = openWriter(db, { file, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  });
+  afterEach(async () => {
+    await writer.close();
+    db.close();
+    dir.remove();
+  });
+
+  const committed = (eventId: string) => {
+    const reader = new Database(file, { readonly: true });
+    try {
+      return reader.prepare("SELECT count(*) AS n FROM inbound_events WHERE event_id = ?").get(eventId) as {
+        n: number;
+      };
+    } finally {
+      reader.close();
+    }
+  };
+
+  it("commits a lone write on the event loop's thread, answered once another connection sees it", async () => {
+    const result = await writer.run("reserve", reserveRequest({ eventId: "lone" }));
+    expect(result.created).toBe(true);
+    expect(committed("lone")).toEqual({ n: 1 });
+    expect(writer.commits()).toEqual({ here: 1, writerThread: 0 });
+  });
+
+  it("commits 50 writes made at once on the writer thread, as one batch", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.run("reserve", reserveRequest({ eventId: `burst-${i}` }))),
+    );
+    expect(results.every((result) => result.created)).toBe(true);
+    expect(committed("burst-49")).toEqual({ n: 1 });
+    expect(writer.commits()).toEqual({ here: 0, writerThread: 1 });
+  });
+
+  it("never waits for another process's write lock on the event loop: the writer thread waits, and commits after it", async () => {
+    const holder = await holdWriteLock(file);
+    const write = writer.run("reserve", reserveRequest({ eventId: "behind-a-lock" }));
+    let settled = false;
+    void write.finally(() => {
+      settled = true;
+    });
+    // A timer of 20 ms fires on time: nothing holds the event loop, though the write cannot commit yet.
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(performance.now() - started).toBeLessThan(200);
+    expect(settled).toBe(false);
+
+    await release(holder);
+    expect((await write).created).toBe(true);
+    expect(committed("behind-a-lock")).toEqual({ n: 1 });
+    expect(writer.commits()).toEqual({ here: 0, writerThread: 1 });
+  });
+});
+
+/** Another process that takes the register's write lock (BEGIN IMMEDIATE) and holds it until released. */
+async function holdWriteLock(file: string): Promise<ChildProcessWithoutNullStreams> {
+  const script = `
+    const db = require("better-sqlite3")(${JSON.stringify(file)});
+    db.exec("BEGIN IMMEDIATE");
+    process.stdout.write("locked\\n");
+    process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.exit(0); });`;
+  const child = spawn(process.execPath, ["-e", script], { cwd: process.cwd() });
+  const [chunk] = (await once(child.stdout, "data")) as [Buffer];
+  expect(chunk.toString()).toBe("locked\n");
+  return child;
+}
+
+async function release(holder: ChildProcessWithoutNullStreams): Promise<void> {
+  const exited = once(holder, "exit");
+  holder.stdin.write("release\n");
+  const [code] = (await exited) as [number | null];
+  expect(code).toBe(0);
+}
