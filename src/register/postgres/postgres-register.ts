@@ -194,6 +194,8 @@ function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): 
     idle_timeout: 60,
     backoff: () => 0,
     onnotice: () => {},
+    // No array-type query on each new connection: its failure would be unhandled (array-literal.ts).
+    fetch_types: false,
     types: {
       // int8: epoch milliseconds, tokens and counts, all far below 2^53.
       bigint: {

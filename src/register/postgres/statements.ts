@@ -32,6 +32,7 @@ import {
   settledColumns,
   settleReleases,
 } from "../rules.ts";
+import { arrayLiteral } from "./array-literal.ts";
 
 /**
  * Every SQL statement of the PostgreSQL register (migrations aside).
@@ -92,21 +93,22 @@ export async function insertEvents(
   batch: readonly ReserveRequest[],
   clock: ClockSource,
 ): Promise<(EventRow & { ord: number })[]> {
-  const column = <K extends keyof ReserveRequest>(key: K) => batch.map((p) => p[key]);
+  const column = (key: "sender" | "eventId" | "fingerprint" | "policyVersion" | "correlationId" | "body" | "now") =>
+    arrayLiteral(batch.map((p) => p[key]));
   const sources = batch.map(sourceOf);
-  const source = <K extends keyof NewSourceRow>(key: K) => sources.map((row) => row?.[key] ?? null);
+  const source = <K extends keyof NewSourceRow>(key: K) => arrayLiteral(sources.map((row) => row?.[key] ?? null));
   const now = clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`caller_now`;
   return db<(EventRow & { ord: number })[]>`
     WITH input AS (
       SELECT * FROM unnest(${column("sender")}::text[], ${column("eventId")}::text[],
                            ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
                            ${column("correlationId")}::text[], ${column("body")}::text[],
-                           ${column("now").map(String)}::bigint[],
-                           ${batch.map((p) => p.traceContext ?? null)}::text[],
+                           ${column("now")}::bigint[],
+                           ${arrayLiteral(batch.map((p) => p.traceContext ?? null))}::text[],
                            ${source("platform")}::text[], ${source("key")}::text[], ${source("reason")}::text[],
                            ${source("ids")}::text[], ${source("payload")}::text[], ${source("content_type")}::text[],
                            ${source("correlation_id")}::text[],
-                           ${source("received_at").map((at) => (at === null ? null : String(at)))}::bigint[])
+                           ${source("received_at")}::bigint[])
         WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now,
                              trace_context, source_platform, source_key, source_reason, source_ids, source_payload,
                              source_content_type, source_correlation_id, source_received_at, ord)),
@@ -142,7 +144,8 @@ function sourceOf(request: ReserveRequest): NewSourceRow | null {
 export function selectEventsByKeys(db: Db, keys: readonly { sender: string; eventId: string }[]) {
   return db<EventRow[]>`
     SELECT e.* FROM inbound_events e
-      JOIN unnest(${keys.map((k) => k.sender)}::text[], ${keys.map((k) => k.eventId)}::text[]) AS k(sender, event_id)
+      JOIN unnest(${arrayLiteral(keys.map((k) => k.sender))}::text[],
+                  ${arrayLiteral(keys.map((k) => k.eventId))}::text[]) AS k(sender, event_id)
         ON e.sender = k.sender AND e.event_id = k.event_id`;
 }
 
@@ -416,7 +419,7 @@ export async function probeWrite(db: Db): Promise<void> {
  * and its WAL flush, which would queue every writer's commit behind it.
  */
 export async function publish(db: Db, notices: readonly string[]): Promise<void> {
-  await db`SELECT pg_notify(${CHANGES_CHANNEL}, notice) FROM unnest(${notices as string[]}::text[]) AS notice`;
+  await db`SELECT pg_notify(${CHANGES_CHANNEL}, notice) FROM unnest(${arrayLiteral(notices)}::text[]) AS notice`;
 }
 
 /**
