@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -62,6 +63,21 @@ describe("the SQLite register's writer, on a file", () => {
     expect(results.every((result) => result.created)).toBe(true);
     expect(committed("burst-49")).toEqual({ n: 1 });
     expect(writer.commits()).toEqual({ here: 0, writerThread: 1 });
+  });
+
+  it("keeps the WAL bounded while a quiet gateway commits on the event loop: the writer thread's commits checkpoint it", async () => {
+    // A write a millisecond apart, as a quiet gateway gets them: about 10 pages each, so without a
+    // checkpoint 1 000 of them would leave a WAL of some 40 MB.
+    for (let i = 0; i < 1000; i++) {
+      await writer.run("reserve", reserveRequest({ eventId: `quiet-${i}` }));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const { here, writerThread } = writer.commits();
+    expect(here).toBeGreaterThan(900);
+    expect(writerThread).toBeGreaterThan(0);
+    // SQLite checkpoints at 1 000 pages of 4 KiB and then writes the WAL from its start again.
+    expect(statSync(`${file}-wal`).size).toBeLessThan(8 * 1024 * 1024);
+    expect(committed("quiet-999")).toEqual({ n: 1 });
   });
 
   it("never waits for another process's write lock on the event loop: the writer thread waits, and commits after it", async () => {
