@@ -5,6 +5,7 @@ import type { LinkState } from "../../src/register/postgres/link.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { reserveRequest } from "../support/records.ts";
+import { listenAsRelay } from "../support/tcp-proxy.ts";
 
 /**
  * Issue 25, part 1, below the HTTP layer: a database that stops answering
@@ -46,14 +47,9 @@ async function silenceableProxy(
       pairs.delete(pair);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  const url = new URL(target.toString());
-  url.hostname = "127.0.0.1";
-  url.port = String(address.port);
+  const url = await listenAsRelay(server, target);
   return {
-    url: url.toString(),
+    url,
     silence: () => {
       silent = true;
     },

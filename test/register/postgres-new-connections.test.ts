@@ -5,6 +5,7 @@ import { arrayLiteral } from "../../src/register/postgres/array-literal.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { reserveRequest } from "../support/records.ts";
+import { listenAsRelay } from "../support/tcp-proxy.ts";
 
 /**
  * What the register's pool does on a new connection, and when the server
@@ -66,14 +67,9 @@ async function resettingProxy(
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  const url = new URL(target.toString());
-  url.hostname = "127.0.0.1";
-  url.port = String(address.port);
+  const url = await listenAsRelay(server, target);
   return {
-    url: url.toString(),
+    url,
     arm: () => {
       armed = true;
       // Open connections are dropped too: the next call needs a new one.

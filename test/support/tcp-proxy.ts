@@ -45,3 +45,17 @@ export async function freePort(): Promise<number> {
   if (address === null || typeof address === "string") throw new Error("no port");
   return address.port;
 }
+
+/**
+ * Starts a relay's server on a free loopback port and returns the URL that
+ * reaches `target` through it: the same URL (user, database) on that port.
+ */
+export async function listenAsRelay(server: Server, target: URL): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  const url = new URL(target.toString());
+  url.hostname = "127.0.0.1";
+  url.port = String(address.port);
+  return url.toString();
+}

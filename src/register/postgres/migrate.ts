@@ -39,7 +39,8 @@ export async function migrate<Types extends Record<string, unknown>>(
 
 /** `gateway migrate` on PostgreSQL: one connection, the same lock and transaction as at start; the names applied now. */
 export async function migrateDatabase(url: string): Promise<string[]> {
-  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  // No array-type query on connect: its failure would be unhandled (array-literal.ts).
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {}, fetch_types: false });
   try {
     const migrations = readMigrations("postgres");
     const applied = new Set(await storage(() => migrate(sql, migrations)));

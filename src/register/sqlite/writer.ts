@@ -8,7 +8,7 @@ import { StorageUnavailableError } from "../port.ts";
 import { type CommitBatch, type JobResult, WriteBatcher } from "../write-batcher.ts";
 import { batchTransaction } from "./batch-transaction.ts";
 import { isBusy, openConnection } from "./open-connection.ts";
-import { QuietCommits } from "./quiet-commits.ts";
+import { QUIET_COMMIT_LIMITS, type QuietCommitLimits, QuietCommits } from "./quiet-commits.ts";
 import {
   prepareWriteStatements,
   runWriteJob,
@@ -43,8 +43,12 @@ export interface CommitCounts {
  * (quiet-commits.ts). An in-memory database exists only on its own
  * connection: its writes run here, on the register's connection.
  */
-export function openWriter(db: Database.Database, data: WriterThreadData): Writer {
-  if (data.file !== ":memory:") return fileWriter(data);
+export function openWriter(
+  db: Database.Database,
+  data: WriterThreadData,
+  quietLimits: QuietCommitLimits = QUIET_COMMIT_LIMITS,
+): Writer {
+  if (data.file !== ":memory:") return fileWriter(data, quietLimits);
   const sql = prepareWriteStatements(db);
   const commits: CommitCounts = { here: 0, writerThread: 0 };
   const commit = batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job));
@@ -54,7 +58,7 @@ export function openWriter(db: Database.Database, data: WriterThreadData): Write
   }, commits);
 }
 
-function fileWriter(data: WriterThreadData): Writer {
+function fileWriter(data: WriterThreadData, quietLimits: QuietCommitLimits): Writer {
   const thread = new WriterThread(data);
   const here = openConnection(data.file, data.busyTimeoutMs);
   // Never wait for another process's write lock on the event loop: the writer thread waits for it instead.
@@ -63,7 +67,7 @@ function fileWriter(data: WriterThreadData): Writer {
   here.pragma("wal_autocheckpoint = 0");
   const sql = prepareWriteStatements(here);
   const commitHere = batchTransaction(here, (job: WriteJob) => runWriteJob(sql, job));
-  const quiet = new QuietCommits();
+  const quiet = new QuietCommits(quietLimits);
   const commits: CommitCounts = { here: 0, writerThread: 0 };
   const commit: CommitBatch<WriteJob> = (jobs) => {
     if (quiet.allows(jobs.length, thread.busy)) {
