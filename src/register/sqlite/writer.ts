@@ -53,8 +53,9 @@ export function openWriter(
   const commits: CommitCounts = { here: 0, writerThread: 0 };
   const commit = batchTransaction(db, (job: WriteJob) => runWriteJob(sql, job));
   return new GroupCommitWriter((jobs) => {
+    const results = commit(jobs);
     commits.here++;
-    return commit(jobs);
+    return results;
   }, commits);
 }
 
