@@ -3,8 +3,13 @@ import { type Admission, admitOrderPaid, checkIdempotencyKey } from "./admit-ord
 import { type AdmittedFacts, bodyDigest, KnownBodies } from "./known-bodies.ts";
 import { readJsonBody } from "./read-json-body.ts";
 
-/** A body admitted: its event_id and its canonical form (read lazily when the bytes were recognised). */
-export type Intake = { ok: true; eventId: string; canonical: Canonical } | Extract<Admission, { ok: false }>;
+/**
+ * A body admitted: its event_id, its canonical form (read lazily when the bytes were recognised), and
+ * whether they were (bytes never admitted here are most likely a new event).
+ */
+export type Intake =
+  | { ok: true; eventId: string; canonical: Canonical; recognised: boolean }
+  | Extract<Admission, { ok: false }>;
 
 export interface IntakeOptions {
   /** How many admitted bodies are remembered (0: none, every request is read in full). */
@@ -34,7 +39,8 @@ export class OrderPaidIntake {
     if (known !== undefined) {
       const keyRefusal = checkIdempotencyKey(idempotencyKeyHeader, known.eventId);
       if (keyRefusal !== undefined) return keyRefusal;
-      return { ok: true, eventId: known.eventId, canonical: new RecalledCanonical(known, () => this.#read(raw)) };
+      const canonical = new RecalledCanonical(known, () => this.#read(raw));
+      return { ok: true, eventId: known.eventId, canonical, recognised: true };
     }
     const admission = this.#read(raw, idempotencyKeyHeader);
     if (admission.ok) {
@@ -53,7 +59,7 @@ export class OrderPaidIntake {
     if (!read.ok) return read;
     const admission = admitOrderPaid(read.value, idempotencyKeyHeader, read.decimalNumbers, this.#canonicalize);
     if (!admission.ok) return admission;
-    return { ok: true, eventId: admission.event.event_id, canonical: admission.canonical };
+    return { ok: true, eventId: admission.event.event_id, canonical: admission.canonical, recognised: false };
   }
 }
 

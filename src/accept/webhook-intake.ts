@@ -79,7 +79,8 @@ export class WebhookIntake {
     const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);
     const known = this.#known.recall(identity);
     if (known !== undefined) {
-      return this.#accept(adapter, known, settings.sender, correlationId, () => keep(acceptedAs(known)), trace);
+      const source = () => keep(acceptedAs(known));
+      return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, unseen: false });
     }
     const reading = adapter.read(delivery, settings);
     switch (reading.kind) {
@@ -98,7 +99,8 @@ export class WebhookIntake {
       case "paid": {
         const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
         this.#known.remember(identity, payment);
-        return this.#accept(adapter, payment, settings.sender, correlationId, () => keep(acceptedAs(payment)), trace);
+        const source = () => keep(acceptedAs(payment));
+        return this.#accept(adapter, payment, { sender: settings.sender, correlationId, source, trace, unseen: true });
       }
     }
   }
@@ -126,19 +128,13 @@ export class WebhookIntake {
       return { kind: reading.kind, delivery: { ...stored, reason: reading.reason } };
     }
     const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
-    const outcome = await this.#accept(adapter, payment, stored.sender, correlationId);
+    const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, unseen: false });
     if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
     return outcome;
   }
 
-  async #accept(
-    adapter: SourceAdapter,
-    payment: KnownPayment,
-    sender: string,
-    correlationId: string,
-    source?: () => SourceDeliveryInput,
-    trace?: TraceContext,
-  ): Promise<WebhookOutcome> {
+  async #accept(adapter: SourceAdapter, payment: KnownPayment, how: AcceptedHow): Promise<WebhookOutcome> {
+    const { sender, correlationId, source } = how;
     const result = await this.#acceptor.accept({
       sender,
       eventId: payment.eventId,
@@ -146,7 +142,8 @@ export class WebhookIntake {
       correlationId,
       waitMs: Math.floor(adapter.answerWithinMs * WAIT_SHARE),
       ...(source === undefined ? {} : { source }),
-      traceContext: trace,
+      traceContext: how.trace,
+      unseenBody: how.unseen,
     });
     if (result.kind === "event") return { kind: "event", result };
     const repeat = { kind: "event" as const, firstAnswer: false, record: result.record };
@@ -159,6 +156,16 @@ export class WebhookIntake {
     });
     return { kind: "event", result: repeat, changed };
   }
+}
+
+/** Whose payment, and how it came: a remapped one has no delivery of its own to keep, nor a trace. */
+interface AcceptedHow {
+  sender: string;
+  correlationId: string;
+  source?: () => SourceDeliveryInput;
+  trace?: TraceContext | undefined;
+  /** Read anew from a delivery never seen here: most likely a new event (AcceptRequest.unseenBody). */
+  unseen: boolean;
 }
 
 /** What a payment's delivery came to: all a retry of it needs. */

@@ -1,5 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { postEvent } from "../support/http.ts";
@@ -82,6 +84,32 @@ describe("repeats answered without the write lock", { timeout: BUSY_TIMEOUT_MS *
       type: "/integration/v1/problems/event-id-conflict",
       event_id: event.event_id,
     });
+    expect(ms).toBeLessThan(PROMPT_MS);
+  });
+
+  it("answers at once, from a read, a repeat whose bytes it never saw: recorded by another process", async () => {
+    const event = orderPaidEvent();
+    // Another gateway on the same file records the event: this one never admitted these bytes, so it
+    // tries the reserving write first, which waits for the lock; the read that backs it answers.
+    const canonical = canonicalizeEvent(event);
+    const { value: repeat, ms } = await whileDelivererStopped(async () => {
+      const other = new SqliteRegister(h.gw.databasePath);
+      await other.reserve({
+        sender: "default",
+        eventId: event.event_id,
+        fingerprint: canonical.fingerprint,
+        policyVersion: canonical.policy,
+        body: canonical.text,
+        correlationId: "other-process",
+        now: Date.now(),
+      });
+      await other.close();
+      return withWriteLockHeld(() => timed(() => postEvent(h.gw.url, event)));
+    });
+    // Pending, as the other process left it (its deliverer never ran): 202, as any repeat of a pending event.
+    expect(repeat.status).toBe(202);
+    expect(repeat.headers["retry-after"]).toBe("1");
+    expect(JSON.parse(repeat.text)).toMatchObject({ event_id: event.event_id, status: "PROCESSING" });
     expect(ms).toBeLessThan(PROMPT_MS);
   });
 

@@ -1,11 +1,12 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import { type Canonical, canonicalizeEvent, fingerprintOf } from "../../src/domain/fingerprint.ts";
 import { successSnapshot } from "../../src/domain/first-answer.ts";
 import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
-import type { EventRecord, EventRegister } from "../../src/register/port.ts";
+import { type EventRecord, type EventRegister, StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { tempDir } from "../support/temp.ts";
@@ -295,6 +296,84 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       const result = await accept(canonicalOf("evt-race-2"));
       expect(result.kind).toBe("conflict");
       expect(spy.calls.reserve).toBe(1);
+    });
+  });
+
+  describe("bytes this process never admitted: the reserving write first, a read only when it is held up", () => {
+    const READ_AFTER_MS = 30;
+    /** Far below the register's busy timeout (5 s): an answer this fast never waited for the lock. */
+    const PROMPT_MS = 1000;
+
+    function unseen(canonical: Canonical, correlationId = "corr-1") {
+      const eventId = JSON.parse(canonical.text).event_id as string;
+      const acceptor = new OrderPaidAcceptor(spy.register, {
+        syncWaitMs: 0,
+        pollMs: 20,
+        now: Date.now,
+        readAfterMs: READ_AFTER_MS,
+      });
+      return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, unseenBody: true });
+    }
+
+    /** Runs `work` while another connection on the register's file holds SQLite's write lock. */
+    async function withWriteLockHeld<T>(work: () => Promise<T>): Promise<T> {
+      const other = new Database(join(dir.path, "register.db"));
+      other.exec("BEGIN IMMEDIATE");
+      try {
+        return await work();
+      } finally {
+        other.exec("ROLLBACK");
+        other.close();
+      }
+    }
+
+    it("records a new event with the reserving write alone: no read that could only miss", async () => {
+      const result = await unseen(canonicalOf("evt-unseen-new"));
+      expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { status: "PROCESSING" } });
+      expect(spy.calls).toEqual({ reserve: 1 });
+    });
+
+    it("answers a repeat and another body from the reservation's existing row, as the read would", async () => {
+      const canonical = canonicalOf("evt-unseen-done");
+      await record(canonical);
+      const delivered = await deliver("evt-unseen-done");
+      expect(await unseen(canonical)).toEqual({ kind: "event", record: delivered, firstAnswer: false });
+      expect(await unseen(canonicalOf("evt-unseen-done", anotherEmail))).toMatchObject({ kind: "conflict" });
+      expect(spy.calls.find).toBeUndefined();
+    });
+
+    it("answers a repeat from a read while another connection holds the write lock", async () => {
+      const canonical = canonicalOf("evt-unseen-locked");
+      const recorded = await record(canonical);
+      const started = performance.now();
+      const [repeat, conflict] = await withWriteLockHeld(() =>
+        Promise.all([unseen(canonical), unseen(canonicalOf("evt-unseen-locked", anotherEmail))]),
+      );
+      expect(performance.now() - started).toBeLessThan(PROMPT_MS);
+      expect(repeat).toEqual({ kind: "event", record: recorded, firstAnswer: false });
+      expect(conflict).toMatchObject({ kind: "conflict", record: { correlationId: "corr-0" } });
+      expect(spy.calls.find).toBe(2);
+    });
+
+    it("waits for its own reservation when the read already sees the row it committed: only it gets 201", async () => {
+      // The reservation commits at once, but its answer comes late, as when the writer thread's reply waits in a busy loop.
+      const reserve = spy.register.reserve.bind(spy.register);
+      spy.register.reserve = async (request) => {
+        const result = await reserve(request);
+        await new Promise((resolve) => setTimeout(resolve, READ_AFTER_MS * 4));
+        return result;
+      };
+      const result = await unseen(canonicalOf("evt-unseen-slow"), "corr-own");
+      expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { correlationId: "corr-own" } });
+      expect(spy.calls.find).toBe(1);
+    });
+
+    it("answers a recorded event from a read when the reservation fails, and passes the failure on otherwise", async () => {
+      const canonical = canonicalOf("evt-unseen-failed");
+      const recorded = await record(canonical);
+      spy.register.reserve = () => Promise.reject(new StorageUnavailableError("disk full"));
+      expect(await unseen(canonical)).toEqual({ kind: "event", record: recorded, firstAnswer: false });
+      await expect(unseen(canonicalOf("evt-unseen-never"))).rejects.toThrow(StorageUnavailableError);
     });
   });
 });
