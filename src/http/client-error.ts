@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -6,6 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
+import { timeOrderedId } from "./time-ordered-id.ts";
 
 /** What a 505 says the gateway does support (RFC 9110 §15.6.6). */
 export const SPOKEN_VERSIONS = "the gateway speaks HTTP/1.1 (and reads HTTP/1.0)";
@@ -19,7 +19,7 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
   return (error: Error & { code?: string }, socket: Socket): void => {
     // A reset connection has no one left to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
-    const correlationId = randomUUID();
+    const correlationId = timeOrderedId();
     const [code, detail] = parserRefusal(error.code, limits);
     const answer = problemAnswer(code, correlationId, { detail });
     if (socket.writable) socket.write(rawAnswerBytes(answer, correlationId));

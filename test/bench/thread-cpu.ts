@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { START_ENTRY, startNodeFlags } from "../support/start-script.ts";
 import { BENCH_SENDER_TOKEN, orderPaidBodies, type Requests, runLoad } from "./load.ts";
+import { createBenchDatabase, DEFAULT_BENCH_PG_URL } from "./postgres-database.ts";
 import { type Server, startServer, stopAll } from "./processes.ts";
 import { SHOPIFY_PATH, shopifyOrders, writeSourcesFile } from "./webhook-load.ts";
 
@@ -14,9 +15,18 @@ import { SHOPIFY_PATH, shopifyOrders, writeSourcesFile } from "./webhook-load.ts
  * Shopify orders, each on a gateway of its own with the webhook scenario's
  * settings, in alternating rounds. It says where a path's cost lands: the
  * main thread, the register's writer thread, V8's garbage-collector helpers.
+ *
+ * BENCH_AGAINST=<another checkout, built> loads that checkout's dist/main.js
+ * too, path by path in the same alternating rounds: a change's cost or gain,
+ * before against after, on one machine at one time. BENCH_PATHS=native (or
+ * webhook) keeps one path; BENCH_DATABASE=postgres puts every gateway on a
+ * fresh PostgreSQL database (BENCH_PG_URL's server) instead of a SQLite file.
  */
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const AGAINST = process.env.BENCH_AGAINST;
+const PATHS = (process.env.BENCH_PATHS ?? "native,webhook").split(",");
+const ON_POSTGRES = process.env.BENCH_DATABASE === "postgres";
 const SECONDS = 5;
 const LOAD = { connections: 50, durationSeconds: SECONDS };
 /** Clock ticks per second of /proc's utime and stime. */
@@ -58,16 +68,24 @@ async function measure(server: Server, requests: Requests): Promise<{ perSecond:
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-bench-threads-"));
 const sourcesFile = writeSourcesFile(dir);
-const gateway = (name: string) =>
+const databases: { drop(): Promise<void> }[] = [];
+async function databaseUrl(name: string): Promise<string> {
+  if (!ON_POSTGRES) return join(dir, `${name}.db`);
+  const database = await createBenchDatabase(process.env.BENCH_PG_URL || DEFAULT_BENCH_PG_URL);
+  databases.push(database);
+  return database.url;
+}
+
+const gateway = async (name: string, checkout = ".") =>
   startServer(
     {
       name,
-      script: START_ENTRY,
+      script: join(checkout, START_ENTRY),
       nodeArgs: startNodeFlags(),
       env: {
         PORT: "0",
         HOST: "127.0.0.1",
-        DATABASE_URL: join(dir, `${name}.db`),
+        DATABASE_URL: await databaseUrl(name),
         // Never called: DELIVERER=off, as in the webhook scenario.
         ONEC_URL: "http://127.0.0.1:9",
         DELIVERER: "off",
@@ -84,24 +102,25 @@ const gateway = (name: string) =>
 
 try {
   const nextOrder = shopifyOrders();
-  const orders = Array.from({ length: 60_000 }, () => nextOrder());
+  const orders = Array.from({ length: 120_000 }, () => nextOrder());
   let sent = 0;
-  const paths: { name: string; server: Server; requests: Requests }[] = [
-    {
-      name: "native",
-      server: await gateway("threads-native"),
-      requests: { nextBody: orderPaidBodies(`threads-${Date.now()}`), expectedStatus: 202 },
-    },
-    {
-      name: "webhook",
-      server: await gateway("threads-webhook"),
-      requests: {
-        nextBody: () => orders[sent++ % orders.length] ?? nextOrder(),
-        path: SHOPIFY_PATH,
-        expectedStatus: 202,
-      },
-    },
-  ];
+  const requestsOf: Record<string, () => Requests> = {
+    native: () => ({ nextBody: orderPaidBodies(`threads-${Date.now()}`), expectedStatus: 202 }),
+    webhook: () => ({
+      nextBody: () => orders[sent++ % orders.length] ?? nextOrder(),
+      path: SHOPIFY_PATH,
+      expectedStatus: 202,
+    }),
+  };
+  const paths: { name: string; server: Server; requests: Requests }[] = [];
+  for (const path of PATHS) {
+    const requests = requestsOf[path];
+    if (requests === undefined) throw new Error(`BENCH_PATHS: no path "${path}" (native, webhook)`);
+    paths.push({ name: path, server: await gateway(`threads-${path}`), requests: requests() });
+    if (AGAINST !== undefined)
+      paths.push({ name: `${path}*`, server: await gateway(`against-${path}`, AGAINST), requests: requests() });
+  }
+  if (AGAINST !== undefined) console.log(`* ${AGAINST}'s build`);
   console.log(`CPU per request by thread, µs (${ROUNDS} rounds of ${SECONDS} s, 50 connections, new events only)`);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { name, server, requests } of paths) {
@@ -116,5 +135,6 @@ try {
   }
 } finally {
   await stopAll();
+  for (const database of databases) await database.drop();
   rmSync(dir, { recursive: true, force: true });
 }

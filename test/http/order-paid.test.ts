@@ -372,10 +372,16 @@ describe("status URL, health, correlation", () => {
     ]);
   });
 
-  it("replaces an unsafe correlation id with a UUID", async () => {
+  it("replaces an unsafe correlation id with a UUIDv7 of the request's time", async () => {
     for (const bad of ["has space", "x".repeat(129), '{"json":1}']) {
+      const before = Date.now();
       const answer = await call(`${h.gw.url}/healthz`, { headers: { "x-correlation-id": bad } });
-      expect(answer.headers["x-correlation-id"]).toMatch(/^[0-9a-f-]{36}$/);
+      const made = String(answer.headers["x-correlation-id"]);
+      // RFC 9562 §5.7: version 7, variant 10, the first 48 bits Unix time in milliseconds.
+      expect(made).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const madeAt = Number.parseInt(made.replace("-", "").slice(0, 12), 16);
+      expect(madeAt).toBeGreaterThanOrEqual(before);
+      expect(madeAt).toBeLessThanOrEqual(Date.now());
     }
   });
 
