@@ -81,11 +81,11 @@ export class OrderPaidAcceptor {
     // A repeat changes nothing: answered from a read, without taking the write lock.
     // Only a miss goes on to the reserving write, which still settles the race of
     // two first requests (one of them then gets "existing", answered the same way).
+    // Bytes never seen here skip the read: it would only miss (#reservedOrRead).
     if (request.unseenBody !== true) {
       const found = await this.#register.find(request.sender, request.eventId);
       if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, waitMs);
     }
-    const now = this.#options.now();
     const reserving = reserveTraced(
       this.#register,
       {
@@ -95,14 +95,13 @@ export class OrderPaidAcceptor {
         policyVersion: request.canonical.policy,
         body: request.canonical.text,
         correlationId: request.correlationId,
-        now,
+        now: this.#options.now(),
         ...(request.source === undefined ? {} : { source: request.source() }),
       },
       request.traceContext,
     );
     if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
-    const reserved =
-      request.unseenBody === true ? await this.#reservedOrRead(reserving, { ...request, now }) : await reserving;
+    const reserved = request.unseenBody === true ? await this.#reservedOrRead(reserving, request) : await reserving;
     return this.#answer(reserved, request.canonical, waitMs);
   }
 
@@ -111,25 +110,27 @@ export class OrderPaidAcceptor {
    * saw. It answers a repeat too ("existing"), unless the write lock is held
    * elsewhere (another process's transaction, a CLI): a repeat must not wait
    * for that, so a reservation still out after `readAfterMs`, or failed, is
-   * backed by a read, and a recorded event is answered from it. A row this
-   * very reservation wrote (committed, its answer not yet back) is told by
-   * its correlation id and receipt time, and waited for: only the request
-   * that recorded the event gets 201.
+   * backed by a read, and a recorded event is answered from it. Only the
+   * request that recorded the event gets 201, so a row this very reservation
+   * may have written (committed, its answer not yet back) is waited for: one
+   * under the request's correlation id. A sender that reuses its correlation
+   * ids only waits longer then; the receipt time cannot tell, as PostgreSQL
+   * may stamp it with the database's clock.
    */
   async #reservedOrRead(
     reserving: Promise<ReserveResult>,
-    request: { sender: string; eventId: string; correlationId: string; now: number },
+    request: { sender: string; eventId: string; correlationId: string },
   ): Promise<ReserveResult> {
     const readInstead = async (failure?: { error: unknown }): Promise<ReserveResult> => {
       const found = await this.#register.find(request.sender, request.eventId);
-      const ours = found?.correlationId === request.correlationId && found.receivedAt === request.now;
-      if (found === undefined || ours) {
-        if (failure !== undefined) throw failure.error;
-        return reserving;
+      // A failed reservation wrote nothing (or, its thread lost after the commit, nothing it can answer for).
+      if (found !== undefined && (failure !== undefined || found.correlationId !== request.correlationId)) {
+        // The reservation, if it still runs, finds this row: its own answer is not needed.
+        reserving.catch(() => {});
+        return { outcome: "existing", record: found };
       }
-      // The reservation still runs, and finds this row: its own answer is not needed.
-      reserving.catch(() => {});
-      return { outcome: "existing", record: found };
+      if (failure !== undefined) throw failure.error;
+      return reserving;
     };
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {

@@ -373,6 +373,8 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       const recorded = await record(canonical);
       spy.register.reserve = () => Promise.reject(new StorageUnavailableError("disk full"));
       expect(await unseen(canonical)).toEqual({ kind: "event", record: recorded, firstAnswer: false });
+      // Under its own correlation id too: a failed reservation wrote nothing, so the row is an earlier request's.
+      expect(await unseen(canonical, "corr-0")).toEqual({ kind: "event", record: recorded, firstAnswer: false });
       await expect(unseen(canonicalOf("evt-unseen-never"))).rejects.toThrow(StorageUnavailableError);
     });
   });
