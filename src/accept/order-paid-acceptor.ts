@@ -6,7 +6,6 @@ import { reserveTraced } from "../observability/trace-spans.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
 import type { SourceDeliveryInput } from "../register/source-port.ts";
 import type { AcceptResult } from "./accept-result.ts";
-import { LateWatch } from "./late-watch.ts";
 
 export interface AcceptorOptions {
   /** How long a request waits for 1C's outcome before answering 202. */
@@ -63,8 +62,6 @@ export interface AcceptRequest {
 export class OrderPaidAcceptor {
   readonly #register: EventRegister;
   readonly #options: Required<AcceptorOptions>;
-  /** Reservations made without a read first, until they answer or a read backs them (#reservedOrRead). */
-  readonly #late: LateWatch;
   /** Aborted when the server stops: waiting requests answer 202 at once, their events already durable. */
   readonly #stopping = new AbortController();
 
@@ -77,7 +74,6 @@ export class OrderPaidAcceptor {
       readAfterMs: DEFAULT_READ_AFTER_MS,
       ...options,
     };
-    this.#late = new LateWatch(this.#options.readAfterMs);
   }
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
@@ -121,7 +117,7 @@ export class OrderPaidAcceptor {
    * ids only waits longer then; the receipt time cannot tell, as PostgreSQL
    * may stamp it with the database's clock.
    */
-  #reservedOrRead(
+  async #reservedOrRead(
     reserving: Promise<ReserveResult>,
     request: { sender: string; eventId: string; correlationId: string },
   ): Promise<ReserveResult> {
@@ -136,17 +132,17 @@ export class OrderPaidAcceptor {
       if (failure !== undefined) throw failure.error;
       return reserving;
     };
-    return new Promise((resolve, reject) => {
-      const ended = this.#late.watch(() => readInstead().then(resolve, reject));
-      reserving.then(
-        (reserved) => {
-          if (ended()) resolve(reserved);
-        },
-        (error: unknown) => {
-          if (ended()) readInstead({ error }).then(resolve, reject);
-        },
-      );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#options.readAfterMs);
     });
+    try {
+      return (await Promise.race([reserving, late])) ?? (await readInstead());
+    } catch (error) {
+      return readInstead({ error });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The one answer code for a row, however it was found: by the read or by the reserving write. */
