@@ -1,10 +1,10 @@
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { postEvent } from "../support/http.ts";
+import { withWriteLockOn } from "../support/write-lock.ts";
 
 /**
  * Issue 13: a repeat changes nothing, so it is answered from a read, without
@@ -29,16 +29,7 @@ const h = gatewayWithEmulator({ SYNC_WAIT_MS: "3000", DELIVERY_POLL_MS: "20", BR
  * busy timeout, whatever the accept path does.
  */
 async function withWriteLockHeld<T>(work: () => Promise<T>): Promise<T> {
-  return whileDelivererStopped(async () => {
-    const other = new Database(h.gw.databasePath);
-    other.exec("BEGIN IMMEDIATE");
-    try {
-      return await work();
-    } finally {
-      other.exec("ROLLBACK");
-      other.close();
-    }
-  });
+  return whileDelivererStopped(() => withWriteLockOn(h.gw.databasePath, work));
 }
 
 async function whileDelivererStopped<T>(work: () => Promise<T>): Promise<T> {

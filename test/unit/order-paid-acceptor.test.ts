@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
@@ -10,6 +9,7 @@ import { type EventRecord, type EventRegister, StorageUnavailableError } from ".
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { tempDir } from "../support/temp.ts";
+import { withWriteLockOn } from "../support/write-lock.ts";
 
 /**
  * The acceptor over a real SQLite register whose calls are counted: a repeat
@@ -315,17 +315,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, unseenBody: true });
     }
 
-    /** Runs `work` while another connection on the register's file holds SQLite's write lock. */
-    async function withWriteLockHeld<T>(work: () => Promise<T>): Promise<T> {
-      const other = new Database(join(dir.path, "register.db"));
-      other.exec("BEGIN IMMEDIATE");
-      try {
-        return await work();
-      } finally {
-        other.exec("ROLLBACK");
-        other.close();
-      }
-    }
+    const withWriteLockHeld = <T>(work: () => Promise<T>) => withWriteLockOn(join(dir.path, "register.db"), work);
 
     it("records a new event with the reserving write alone: no read that could only miss", async () => {
       const result = await unseen(canonicalOf("evt-unseen-new"));
