@@ -45,11 +45,12 @@ export interface AcceptRequest {
   /** The W3C trace context it came under: stored with the event, for its delivery attempts to continue. */
   traceContext?: TraceContext | undefined;
   /**
-   * True when this process has not admitted these very bytes before: the
-   * event is most likely new, so the reserving write goes first instead of a
-   * read that would only miss. Absent or false: read first (a repeat).
+   * Whether this process admitted these very bytes before (Intake's
+   * `recognised`). False: the event is most likely new, so the reserving
+   * write goes first instead of a read that would only miss. Absent or true:
+   * read first (a repeat, most likely).
    */
-  unseenBody?: boolean;
+  recognised?: boolean;
 }
 
 /**
@@ -82,7 +83,7 @@ export class OrderPaidAcceptor {
     // Only a miss goes on to the reserving write, which still settles the race of
     // two first requests (one of them then gets "existing", answered the same way).
     // Bytes never seen here skip the read: it would only miss (#reservedOrRead).
-    if (request.unseenBody !== true) {
+    if (request.recognised !== false) {
       const found = await this.#register.find(request.sender, request.eventId);
       if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, waitMs);
     }
@@ -101,7 +102,7 @@ export class OrderPaidAcceptor {
       request.traceContext,
     );
     if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
-    const reserved = request.unseenBody === true ? await this.#reservedOrRead(reserving, request) : await reserving;
+    const reserved = request.recognised === false ? await this.#reservedOrRead(reserving, request) : await reserving;
     return this.#answer(reserved, request.canonical, waitMs);
   }
 

@@ -80,7 +80,7 @@ export class WebhookIntake {
     const known = this.#known.recall(identity);
     if (known !== undefined) {
       const source = () => keep(acceptedAs(known));
-      return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, unseen: false });
+      return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, recognised: true });
     }
     const reading = adapter.read(delivery, settings);
     switch (reading.kind) {
@@ -100,7 +100,13 @@ export class WebhookIntake {
         const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
-        return this.#accept(adapter, payment, { sender: settings.sender, correlationId, source, trace, unseen: true });
+        return this.#accept(adapter, payment, {
+          sender: settings.sender,
+          correlationId,
+          source,
+          trace,
+          recognised: false,
+        });
       }
     }
   }
@@ -128,7 +134,7 @@ export class WebhookIntake {
       return { kind: reading.kind, delivery: { ...stored, reason: reading.reason } };
     }
     const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
-    const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, unseen: false });
+    const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, recognised: true });
     if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
     return outcome;
   }
@@ -143,7 +149,7 @@ export class WebhookIntake {
       waitMs: Math.floor(adapter.answerWithinMs * WAIT_SHARE),
       ...(source === undefined ? {} : { source }),
       traceContext: how.trace,
-      unseenBody: how.unseen,
+      recognised: how.recognised,
     });
     if (result.kind === "event") return { kind: "event", result };
     const repeat = { kind: "event" as const, firstAnswer: false, record: result.record };
@@ -164,8 +170,8 @@ interface AcceptedHow {
   correlationId: string;
   source?: () => SourceDeliveryInput;
   trace?: TraceContext | undefined;
-  /** Read anew from a delivery never seen here: most likely a new event (AcceptRequest.unseenBody). */
-  unseen: boolean;
+  /** False when read anew from a delivery never seen here: most likely a new event (AcceptRequest.recognised). */
+  recognised: boolean;
 }
 
 /** What a payment's delivery came to: all a retry of it needs. */

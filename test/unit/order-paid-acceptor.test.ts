@@ -312,7 +312,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
         now: Date.now,
         readAfterMs: READ_AFTER_MS,
       });
-      return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, unseenBody: true });
+      return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, recognised: false });
     }
 
     const withWriteLockHeld = <T>(work: () => Promise<T>) => withWriteLockOn(join(dir.path, "register.db"), work);

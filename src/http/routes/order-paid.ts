@@ -112,7 +112,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
         canonical: admission.canonical,
         correlationId: request.id,
         traceContext: request.trace?.context,
-        unseenBody: !admission.recognised,
+        recognised: admission.recognised,
       });
       const answer = answerFor(result, request.id, now());
       countAnswer(metrics, request.sender, result, answer.status);
