@@ -10,6 +10,7 @@ import { PostgresChangeFeed } from "./change-feed.ts";
 import { importSnapshot } from "./import-events.ts";
 import { DEFAULT_DEADLINES, type Deadlines, type LinkState, PostgresLink } from "./link.ts";
 import { migrate } from "./migrate.ts";
+import * as reads from "./read-statements.ts";
 import { PostgresSessionStore } from "./session-store.ts";
 import { PostgresSourceLog } from "./source-store.ts";
 import * as q from "./statements.ts";
@@ -93,16 +94,16 @@ export class PostgresRegister extends RegisterCore {
       },
       store: {
         find: (sender, eventId) => run((sql) => q.selectEvent(sql, sender, eventId)),
-        findByEventId: (eventId) => run((sql) => q.selectByEventId(sql, eventId)),
-        list: (filter) => run((sql) => q.list(sql, filter)),
-        page: (filter) => run((sql) => q.page(sql, filter)),
-        search: (term, limit) => run((sql) => q.search(sql, term, limit)),
-        countByStatus: (filter) => run((sql) => q.countByStatus(sql, filter)),
+        findByEventId: (eventId) => run((sql) => reads.selectByEventId(sql, eventId)),
+        list: (filter) => run((sql) => reads.list(sql, filter)),
+        page: (filter) => run((sql) => reads.page(sql, filter)),
+        search: (term, limit) => run((sql) => reads.search(sql, term, limit)),
+        countByStatus: (filter) => run((sql) => reads.countByStatus(sql, filter)),
         backlog: () => run((sql) => q.backlog(sql)),
       },
       audit: {
-        attempts: (sender, eventId) => run((sql) => q.selectAttempts(sql, sender, eventId)),
-        replays: (sender, eventId) => run((sql) => q.selectReplays(sql, sender, eventId)),
+        attempts: (sender, eventId) => run((sql) => reads.selectAttempts(sql, sender, eventId)),
+        replays: (sender, eventId) => run((sql) => reads.selectReplays(sql, sender, eventId)),
       },
       maintenance: {
         // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
