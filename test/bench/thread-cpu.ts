@@ -18,9 +18,12 @@ import { SHOPIFY_PATH, shopifyOrders, writeSourcesFile } from "./webhook-load.ts
  *
  * BENCH_AGAINST=<another checkout, built> loads that checkout's dist/main.js
  * too, path by path in the same alternating rounds: a change's cost or gain,
- * before against after, on one machine at one time. BENCH_PATHS=native (or
- * webhook) keeps one path; BENCH_DATABASE=postgres puts every gateway on a
- * fresh PostgreSQL database (BENCH_PG_URL's server) instead of a SQLite file.
+ * before against after, on one machine at one time. BENCH_PATHS picks the
+ * paths (default native,webhook); `bare`, `full` and `normal` add the bare
+ * Fastify server and the hand-written FULL and NORMAL peers (peers/), loaded
+ * with the native path's bodies: what the gateway's CPU per event is set
+ * against. BENCH_DATABASE=postgres puts every gateway on a fresh PostgreSQL
+ * database (BENCH_PG_URL's server) instead of a SQLite file.
  */
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -100,6 +103,28 @@ const gateway = async (name: string, checkout = ".") =>
     dir,
   );
 
+/** The servers the gateway is set against, loaded with the native path's new events. */
+const others: Record<string, { script: string; env: Record<string, string>; status: number }> = {
+  bare: { script: "test/bench/bare-server.ts", env: {}, status: 201 },
+  full: { script: "test/bench/peers/handwritten.ts", env: { SYNCHRONOUS: "FULL" }, status: 201 },
+  normal: { script: "test/bench/peers/handwritten.ts", env: { SYNCHRONOUS: "NORMAL" }, status: 201 },
+};
+
+const other = async (name: string) => {
+  const spec = others[name];
+  if (spec === undefined) return undefined;
+  const server = await startServer(
+    {
+      name: `threads-${name}`,
+      script: spec.script,
+      env: { PORT: "0", SENDER_TOKEN: BENCH_SENDER_TOKEN, DATABASE_PATH: join(dir, `${name}.db`), ...spec.env },
+      listeningUrl: (line) => /^(?:bare server|peer) listening on (\S+)/.exec(line)?.[1],
+    },
+    dir,
+  );
+  return { server, expectedStatus: spec.status };
+};
+
 try {
   const nextOrder = shopifyOrders();
   const orders = Array.from({ length: 120_000 }, () => nextOrder());
@@ -114,8 +139,15 @@ try {
   };
   const paths: { name: string; server: Server; requests: Requests }[] = [];
   for (const path of PATHS) {
+    const peer = await other(path);
+    if (peer !== undefined) {
+      const requests = { nextBody: orderPaidBodies(`threads-${path}-${Date.now()}`), expectedStatus: peer.expectedStatus };
+      paths.push({ name: path, server: peer.server, requests });
+      continue;
+    }
     const requests = requestsOf[path];
-    if (requests === undefined) throw new Error(`BENCH_PATHS: no path "${path}" (native, webhook)`);
+    if (requests === undefined)
+      throw new Error(`BENCH_PATHS: no path "${path}" (native, webhook, ${Object.keys(others).join(", ")})`);
     paths.push({ name: path, server: await gateway(`threads-${path}`), requests: requests() });
     if (AGAINST !== undefined)
       paths.push({ name: `${path}*`, server: await gateway(`against-${path}`, AGAINST), requests: requests() });
