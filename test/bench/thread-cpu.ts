@@ -141,7 +141,10 @@ try {
   for (const path of PATHS) {
     const peer = await other(path);
     if (peer !== undefined) {
-      const requests = { nextBody: orderPaidBodies(`threads-${path}-${Date.now()}`), expectedStatus: peer.expectedStatus };
+      const requests = {
+        nextBody: orderPaidBodies(`threads-${path}-${Date.now()}`),
+        expectedStatus: peer.expectedStatus,
+      };
       paths.push({ name: path, server: peer.server, requests });
       continue;
     }
