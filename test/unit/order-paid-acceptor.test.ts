@@ -304,13 +304,14 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
     /** Far below the register's busy timeout (5 s): an answer this fast never waited for the lock. */
     const PROMPT_MS = 1000;
 
-    function unseen(canonical: Canonical, correlationId = "corr-1") {
+    function unseen(canonical: Canonical, correlationId = "corr-1", ownRowWaitMs?: number) {
       const eventId = JSON.parse(canonical.text).event_id as string;
       const acceptor = new OrderPaidAcceptor(spy.register, {
         syncWaitMs: 0,
         pollMs: 20,
         now: Date.now,
         readAfterMs: READ_AFTER_MS,
+        ...(ownRowWaitMs === undefined ? {} : { ownRowWaitMs }),
       });
       return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, recognised: false });
     }
@@ -366,6 +367,57 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       // Under its own correlation id too: a failed reservation wrote nothing, so the row is an earlier request's.
       expect(await unseen(canonical, "corr-0")).toEqual({ kind: "event", record: recorded, firstAnswer: false });
       await expect(unseen(canonicalOf("evt-unseen-never"))).rejects.toThrow(StorageUnavailableError);
+    });
+
+    describe("a sender that reuses its correlation id (a retry carrying the first request's X-Correlation-ID)", () => {
+      it("is answered 409 at once for another body while the lock is held: that row cannot be its own", async () => {
+        await record(canonicalOf("evt-reused-409"));
+        const started = performance.now();
+        // Were the row waited for as possibly its own, this would take the minute.
+        const conflict = await withWriteLockHeld(() =>
+          unseen(canonicalOf("evt-reused-409", anotherEmail), "corr-0", 60_000),
+        );
+        expect(performance.now() - started).toBeLessThan(PROMPT_MS);
+        expect(conflict).toMatchObject({ kind: "conflict", record: { correlationId: "corr-0" } });
+      });
+
+      it("is answered as a repeat while the lock is held, once the wait for a row of its own runs out", async () => {
+        const canonical = canonicalOf("evt-reused-repeat");
+        const recorded = await record(canonical);
+        const started = performance.now();
+        const repeat = await withWriteLockHeld(() => unseen(canonical, "corr-0", 200));
+        const took = performance.now() - started;
+        expect(took).toBeGreaterThanOrEqual(200);
+        expect(took).toBeLessThan(PROMPT_MS);
+        expect(repeat).toEqual({ kind: "event", record: recorded, firstAnswer: false });
+      });
+    });
+
+    describe("a read that fails leaves the answer to the reservation", () => {
+      /** The register's own find, kept for the test's checks (the proxy sets the override on the register). */
+      function failingReads(): EventRegister["find"] {
+        const find = sqlite.find.bind(sqlite);
+        spy.register.find = () => Promise.reject(new StorageUnavailableError("read failed"));
+        return find;
+      }
+
+      it("answers 201 when the late reservation then records the event", async () => {
+        const reserve = spy.register.reserve.bind(spy.register);
+        spy.register.reserve = async (request) => {
+          await new Promise((resolve) => setTimeout(resolve, READ_AFTER_MS * 4));
+          return reserve(request);
+        };
+        const find = failingReads();
+        const result = await unseen(canonicalOf("evt-read-fails"));
+        expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { correlationId: "corr-1" } });
+        expect(await find(SENDER, "evt-read-fails")).toMatchObject({ correlationId: "corr-1" });
+      });
+
+      it("passes on the reservation's own failure, not the read's", async () => {
+        spy.register.reserve = () => Promise.reject(new StorageUnavailableError("disk full"));
+        failingReads();
+        await expect(unseen(canonicalOf("evt-both-fail"))).rejects.toThrow("disk full");
+      });
     });
   });
 });
