@@ -2,12 +2,15 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StorageUnavailableError } from "../../src/register/port.ts";
 import { openConnection } from "../../src/register/sqlite/open-connection.ts";
 import { QUIET_COMMIT_LIMITS } from "../../src/register/sqlite/quiet-commits.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
-import { openWriter, type Writer } from "../../src/register/sqlite/writer.ts";
+import type { WriteJob } from "../../src/register/sqlite/write-ops.ts";
+import { openWriter, spawnWriterThread, type Writer, WriterThread } from "../../src/register/sqlite/writer.ts";
 import { reserveRequest } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -104,6 +107,50 @@ describe("the SQLite register's writer, on a file", () => {
     expect((await write).created).toBe(true);
     expect(committed("behind-a-lock")).toEqual({ n: 1 });
     expect(writer.commits()).toEqual({ here: 0, writerThread: 1 });
+  });
+});
+
+describe("the SQLite register's writer thread, when one dies", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+
+  beforeEach(async () => {
+    dir = tempDir("sqlite-writer-lost-");
+    file = join(dir.path, "register.db");
+    await new SqliteRegister(file).close(); // the migrations
+  });
+  afterEach(() => dir.remove());
+
+  it("fails only the batches sent to it: the next thread's batch, sent before the dead one's exit, commits and is answered", async () => {
+    let spawned = 0;
+    // The first thread throws at its first batch (a bug, or out of memory); the next ones are the real writer thread.
+    const thread = new WriterThread({ file, busyTimeoutMs: BUSY_TIMEOUT_MS }, (data) => {
+      spawned++;
+      if (spawned > 1) return spawnWriterThread(data);
+      return new Worker(
+        `require("node:worker_threads").parentPort.on("message", (m) => { if (m.kind === "batch") throw new Error("boom"); process.exit(0); });`,
+        { eval: true },
+      );
+    });
+    const batch = (name: string) => [{ op: "reserve", args: reserveRequest({ eventId: name }) } satisfies WriteJob];
+    const first = thread.commit(batch("to-the-dead-one"));
+    const firstFailed = first.then(
+      () => false,
+      (error: unknown) => error instanceof StorageUnavailableError,
+    );
+    // Failed at the dead thread's "error"; its "exit" comes later, once the next batch is out to its successor.
+    expect(await firstFailed).toBe(true);
+    const [second] = await thread.commit(batch("to-the-next-one"));
+    expect(second).toMatchObject({ ok: true, value: { created: true } });
+    expect(thread.busy).toBe(false);
+    await thread.stop();
+    const reader = new Database(file, { readonly: true });
+    try {
+      const rows = reader.prepare("SELECT event_id FROM inbound_events ORDER BY event_id").all();
+      expect(rows).toEqual([{ event_id: "to-the-next-one" }]);
+    } finally {
+      reader.close();
+    }
   });
 });
 

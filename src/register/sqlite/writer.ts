@@ -142,6 +142,8 @@ class GroupCommitWriter implements Writer {
 interface Waiting {
   resolve: (results: JobResult[]) => void;
   reject: (error: unknown) => void;
+  /** The thread the batch was sent to. */
+  worker: Worker;
 }
 
 /**
@@ -151,14 +153,17 @@ interface Waiting {
  * event_id, which is safe whether or not it was committed) and is started
  * again for the next one.
  */
-class WriterThread {
+export class WriterThread {
   readonly #data: WriterThreadData;
+  readonly #spawn: (data: WriterThreadData) => Worker;
   readonly #waiting = new Map<number, Waiting>();
   #worker: Worker | undefined;
   #nextId = 1;
 
-  constructor(data: WriterThreadData) {
+  /** `spawn` starts a thread: writer-thread.ts, unless a test stages one that dies. */
+  constructor(data: WriterThreadData, spawn: (data: WriterThreadData) => Worker = spawnWriterThread) {
     this.#data = data;
+    this.#spawn = spawn;
     // Started now, not on the first write: the thread takes a tenth of a second to load.
     this.#worker = this.#start();
   }
@@ -173,9 +178,15 @@ class WriterThread {
     const worker = this.#worker;
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject });
+      this.#waiting.set(id, { resolve, reject, worker });
       worker.ref();
-      worker.postMessage({ kind: "batch", id, jobs: [...jobs] } satisfies WriterRequest);
+      try {
+        worker.postMessage({ kind: "batch", id, jobs: [...jobs] } satisfies WriterRequest);
+      } catch (error) {
+        this.#waiting.delete(id);
+        if (this.#waitingOn(worker) === 0) worker.unref();
+        reject(error);
+      }
     });
   }
 
@@ -190,24 +201,40 @@ class WriterThread {
   }
 
   #start(): Worker {
-    const worker = spawnWriterThread(this.#data);
+    const worker = this.#spawn(this.#data);
     worker.unref();
     worker.on("message", (reply: WriterReply) => {
       const waiting = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
-      if (this.#waiting.size === 0) worker.unref();
+      if (this.#waitingOn(worker) === 0) worker.unref();
       waiting?.resolve(reply.results.map(fromCloneable));
     });
+    // A thread that throws emits "error", then "exit": the first fails its batches, the second finds none left.
     worker.on("error", (error) => this.#lost(worker, error));
     worker.on("exit", (code) => this.#lost(worker, new Error(`the writer thread exited with code ${code}`)));
     return worker;
   }
 
+  /**
+   * Fails the batches sent to this thread, and only those: by the time a dead
+   * thread's "exit" comes, the next batches may be out to its successor, and
+   * failing them would answer 503 for work that thread then commits (and
+   * leave `busy` false while it writes).
+   */
   #lost(worker: Worker, cause: unknown): void {
     if (this.#worker === worker) this.#worker = undefined;
     const error = new StorageUnavailableError("the register's writer thread stopped", { cause });
-    for (const waiting of this.#waiting.values()) waiting.reject(error);
-    this.#waiting.clear();
+    for (const [id, waiting] of this.#waiting) {
+      if (waiting.worker !== worker) continue;
+      this.#waiting.delete(id);
+      waiting.reject(error);
+    }
+  }
+
+  #waitingOn(worker: Worker): number {
+    let count = 0;
+    for (const waiting of this.#waiting.values()) if (waiting.worker === worker) count++;
+    return count;
   }
 }
 
@@ -220,7 +247,7 @@ class WriterThread {
  *   loader: the loader would start a module-hooks thread of its own (one more
  *   V8 isolate, ~20 MB of RSS) for a handful of modules that need nothing of ESM.
  */
-function spawnWriterThread(data: WriterThreadData): Worker {
+export function spawnWriterThread(data: WriterThreadData): Worker {
   const entry = codeModule("register/sqlite/writer-thread");
   if (!RUNNING_FROM_SOURCE) return new Worker(entry, { workerData: data });
   const tsx = createRequire(import.meta.url).resolve("tsx/cjs/api");
