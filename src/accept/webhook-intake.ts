@@ -70,10 +70,13 @@ export class WebhookIntake {
     delivery: WebhookDelivery,
     correlationId: string,
     trace?: TraceContext,
+    verifiedGate?: () => Promise<void>,
   ): Promise<WebhookOutcome> {
     if (adapter.isPing?.(delivery) === true) return { kind: "ping" };
     const verified = adapter.verify(delivery, settings);
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
+    // What only a signed delivery may spend (the sender's rate budget): it throws to refuse, before anything is read or recorded.
+    await verifiedGate?.();
     const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
     // A retry of a payment already read is answered from what it came to, as a sender's repeated bytes are.
     const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);

@@ -11,7 +11,12 @@ afterAll(() => dir.remove());
 const sourcesFile = join(dir.path, "sources.json");
 writeFileSync(
   sourcesFile,
-  JSON.stringify({ sources: [{ sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] }] }),
+  JSON.stringify({
+    sources: [
+      { sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+      { sender: "shop-f", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+    ],
+  }),
 );
 
 const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, RATE_LIMIT_MAX: "3", RATE_LIMIT_WINDOW_MS: "60000" });
@@ -41,5 +46,27 @@ describe("a platform's webhook under the sender's rate limit", () => {
     expect(limited?.headers["retry-after"]).toMatch(/^[0-9]+$/);
     expect(limited?.json()).toMatchObject({ type: "/integration/v1/problems/rate-limited" });
     expect(await h.gw.gateway.register.find("shop-r", "shopify:700000000000000003")).toBeUndefined();
+  });
+
+  it("does not count deliveries whose signature fails: anyone may post to the URL, only the platform spends its budget", async () => {
+    const url = `${h.gw.url}/integration/v1/webhooks/shopify/shop-f`;
+    const forged = shopifyBody(shopifyOrder({ id: 710000000000000000n }));
+    // More forgeries than the whole budget (3), from one client address.
+    for (let i = 0; i < 5; i++) {
+      const answer = await call(url, {
+        method: "POST",
+        body: forged,
+        headers: shopifyHeaders(forged, { secret: "not-the-shops-secret" }),
+      });
+      expect(answer.status).toBe(401);
+    }
+    const order = shopifyOrder({
+      id: 710000000000000001n,
+      admin_graphql_api_id: "gid://shopify/Order/710000000000000001",
+    });
+    const body = shopifyBody(order);
+    const real = await call(url, { method: "POST", body, headers: shopifyHeaders(body) });
+    expect(real.status).toBeLessThan(300);
+    expect(await h.gw.gateway.register.find("shop-f", "shopify:710000000000000001")).toBeDefined();
   });
 });

@@ -6,7 +6,7 @@ import type { EventRegister } from "../../register/port.ts";
 import type { Platform, SourceAdapter, SourceSettings } from "../../sources/port.ts";
 import { problemAnswer } from "../answers.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
-import { limitSenderRate } from "../sender-rate-limit.ts";
+import { verifiedSenderCharge } from "../sender-rate-limit.ts";
 import { webhookAnswerFor } from "../webhook-answers.ts";
 import { webhookRouteSchema } from "./webhook-schemas.ts";
 
@@ -71,7 +71,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   app.addHook("onError", async (request, _reply, error) => {
     metrics.webhook(platformOf(request), request.sender, problemCodeFor(error));
   });
-  await limitSenderRate(app, options.rateLimit, options.register.hitCounter);
+  const chargeSender = await verifiedSenderCharge(app, options.rateLimit, options.register.hitCounter);
 
   const handle = async (request: FastifyRequest<{ Params: WebhookParams }>, reply: FastifyReply) => {
     const platform = platformOf(request);
@@ -91,6 +91,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
             { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
             request.id,
             request.trace?.context,
+            () => chargeSender(request, reply),
           );
     metrics.webhook(platform, request.sender, webhookOutcomeLabel(outcome));
     request.logEvent = logFieldsOf(outcome);
