@@ -54,6 +54,8 @@ export interface AppDeps {
   metricsScrape?: MetricsScrape | "elsewhere";
   logger: Logger;
   bodyLimit: number;
+  /** The platforms' webhooks: BODY_LIMIT when absent. */
+  webhookBodyLimit?: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
   requestTimeoutMs: number;
   /** TRUST_PROXY: the proxies whose X-Forwarded-For/-Proto/-Host are believed (TLS ends there); none when absent. */
@@ -145,7 +147,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     register: deps.register,
     metrics: deps.metrics,
     rateLimit: deps.rateLimit,
-    bodyLimit: deps.bodyLimit,
+    bodyLimit: deps.webhookBodyLimit ?? deps.bodyLimit,
     now: deps.now,
   });
   const scrape: MetricsScrape | "elsewhere" = deps.metricsScrape ?? { access: "closed", token: undefined };

@@ -208,6 +208,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     register: stack.register,
     logger,
     bodyLimit: config.bodyLimit,
+    webhookBodyLimit: config.webhookBodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
     consoleSession: config.consoleSession,

@@ -43,6 +43,8 @@ export interface GatewayConfig {
   readonly onecTimeoutMs: number;
   readonly syncWaitMs: number;
   readonly bodyLimit: number;
+  /** A platform's webhook body: a large order's REST payload is far over BODY_LIMIT (2 KB or so a line). */
+  readonly webhookBodyLimit: number;
   readonly requestTimeoutMs: number;
   readonly logLevel: LogLevel;
   readonly retryBaseMs: number;
@@ -146,6 +148,7 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
     syncWaitMs: integer(env, "SYNC_WAIT_MS", 2000, 0, 60_000),
     bodyLimit: integer(env, "BODY_LIMIT", 256 * 1024, 1024, 16 * 1024 * 1024),
+    webhookBodyLimit: integer(env, "WEBHOOK_BODY_LIMIT", 2 * 1024 * 1024, 1024, 16 * 1024 * 1024),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     retryBaseMs: integer(env, "RETRY_BASE_MS", 1000, 1, 3_600_000),
