@@ -11,6 +11,7 @@ describe("loadConfig", () => {
       onecUrl: "http://1c.local/base/hs/integration",
       syncWaitMs: 2000,
       bodyLimit: 262144,
+      webhookBodyLimit: 2097152,
       logLevel: "info",
     });
   });
@@ -25,6 +26,7 @@ describe("loadConfig", () => {
     ["PORT", "70000"],
     ["SYNC_WAIT_MS", "-1"],
     ["BODY_LIMIT", "1.5"],
+    ["WEBHOOK_BODY_LIMIT", "100"],
     ["LOG_LEVEL", "loud"],
     ["ONEC_URL", "ftp://x"],
     ["ONEC_URL", "http://user:pw@1c"],
