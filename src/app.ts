@@ -56,6 +56,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** The platforms' webhooks: BODY_LIMIT when absent. */
   webhookBodyLimit?: number;
+  /** How long the register keeps a finished event (RETENTION_HOURS): a platform's older payment is not recorded again. */
+  retentionMs?: number;
   /** A request whose headers and body have not all arrived by then gets 408 (slow senders, slowloris). */
   requestTimeoutMs: number;
   /** TRUST_PROXY: the proxies whose X-Forwarded-For/-Proto/-Host are believed (TLS ends there); none when absent. */
@@ -138,7 +140,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   // One intake for the platforms' routes and for support's remaps (the admin API, the console).
   const webhooks = {
-    intake: new WebhookIntake({ acceptor: deps.acceptor, deliveries: deps.register.sources, now: deps.now }),
+    intake: new WebhookIntake({
+      acceptor: deps.acceptor,
+      deliveries: deps.register.sources,
+      now: deps.now,
+      ...(deps.retentionMs === undefined ? {} : { memoryMs: deps.retentionMs }),
+    }),
     adapters: ADAPTERS,
     sources: deps.sources ?? [],
   };

@@ -209,6 +209,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger): Prom
     logger,
     bodyLimit: config.bodyLimit,
     webhookBodyLimit: config.webhookBodyLimit,
+    retentionMs: config.retentionMs,
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
     consoleSession: config.consoleSession,

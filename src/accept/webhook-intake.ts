@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
+import type { OrderPaidEvent } from "../domain/order-paid.ts";
 import type { TraceContext } from "../observability/trace-context.ts";
 import type { EventRecord } from "../register/port.ts";
 import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
@@ -43,6 +44,13 @@ export interface WebhookIntakeOptions {
   acceptor: OrderPaidAcceptor;
   deliveries: SourceDeliveryLog;
   now: () => number;
+  /**
+   * How long the register remembers a finished event (RETENTION_HOURS). A
+   * platform that sends a paid order again on each of its updates
+   * (SourceAdapter.resendsPaidOrders) may send it long after its event was
+   * purged: recording it again would send it to 1C twice. Absent: forever.
+   */
+  memoryMs?: number;
 }
 
 /**
@@ -55,6 +63,7 @@ export class WebhookIntake {
   readonly #acceptor: OrderPaidAcceptor;
   readonly #deliveries: SourceDeliveryLog;
   readonly #now: () => number;
+  readonly #memoryMs: number | undefined;
   /** Payments this process has read, by their delivery's identity: a platform's retry repeats its bytes. */
   readonly #known = new KnownBodies<KnownPayment>(KNOWN_PAYMENTS);
 
@@ -62,6 +71,7 @@ export class WebhookIntake {
     this.#acceptor = options.acceptor;
     this.#deliveries = options.deliveries;
     this.#now = options.now;
+    this.#memoryMs = options.memoryMs;
   }
 
   async take(
@@ -100,6 +110,11 @@ export class WebhookIntake {
           ),
         };
       case "paid": {
+        const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(reading.event) : undefined;
+        if (forgotten !== undefined) {
+          const kept = keep({ key: reading.event.event_id, outcome: "ignored", reason: forgotten, ids: reading.ids });
+          return { kind: "ignored", delivery: await this.#deliveries.record(kept) };
+        }
         const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
@@ -112,6 +127,21 @@ export class WebhookIntake {
         });
       }
     }
+  }
+
+  /**
+   * Why a payment is too old to be recorded, or undefined. An event is purged
+   * no sooner than `memoryMs` after it finished, and it finished after it was
+   * paid: a payment made within that time (less a day for the platform's
+   * clock) still has its event, if it ever had one.
+   */
+  #beyondMemory(event: OrderPaidEvent): string | undefined {
+    if (this.#memoryMs === undefined) return undefined;
+    const paidAt = Date.parse(event.payment.paid_at ?? event.occurred_at);
+    const forgottenBefore = this.#now() - this.#memoryMs + CLOCK_MARGIN_MS;
+    if (!(paidAt < forgottenBefore)) return undefined;
+    const days = Math.round(this.#memoryMs / 86_400_000);
+    return `paid on ${new Date(paidAt).toISOString()}, before what the register remembers (RETENTION_HOURS, ${days} days): its event may have been purged, and recording it again would send it to 1C a second time`;
   }
 
   /**
@@ -186,6 +216,9 @@ interface KnownPayment {
 
 /** 2 000 payments of about 2 KB: a platform's retries come within hours, and a miss only reads the bytes again. */
 const KNOWN_PAYMENTS = 2000;
+
+/** How far a platform's clock may run behind ours when it stamps a payment. */
+const CLOCK_MARGIN_MS = 86_400_000;
 
 /**
  * A delivery's identity: the bytes and the headers its adapter reads, under

@@ -187,7 +187,7 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     // Idempotency-Key register stands between it and a second order. So the row must outlive every
     // sender's retry horizon (hours to a few days) and the weeks support needs to look an event up or
     // replay a FAILED_FINAL one: 30 days by default, never under a day.
-    retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 3650) * 3_600_000,
+    retentionMs: integer(env, "RETENTION_HOURS", 720, 24, 24 * 36_500) * 3_600_000,
     purgeIntervalMs: integer(env, "PURGE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     shutdownDelayMs: integer(env, "SHUTDOWN_DELAY_MS", 0, 0, 120_000),
     trustProxy,

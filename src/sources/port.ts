@@ -85,6 +85,14 @@ export interface SourceAdapter {
    */
   readonly readsHeaders: readonly string[];
   /**
+   * Whether the platform sends a paid order again on each later update of it,
+   * for the order's life (WooCommerce's order webhooks), not only around the
+   * payment with retries for hours (Shopify's orders/paid, Tilda's
+   * notification): a payment older than the register's memory is then not
+   * recorded again (WebhookIntake).
+   */
+  readonly resendsPaidOrders?: true;
+  /**
    * A ping the platform sends unsigned when a webhook is created (WooCommerce's
    * `webhook_id=N`): answered 200, nothing recorded. Checked before verify.
    */

@@ -19,6 +19,7 @@ export const woocommerceAdapter: SourceAdapter = {
   answerStyle: "json",
   // WooCommerce's HTTP client timeout (MINUTE_IN_SECONDS).
   answerWithinMs: 60_000,
+  resendsPaidOrders: true,
   readsHeaders: ["x-wc-webhook-topic", "x-wc-webhook-resource"],
   isPing,
   verify,

@@ -2,10 +2,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { WebhookIntake } from "../../src/accept/webhook-intake.ts";
+import { EventStatus } from "../../src/domain/event-status.ts";
+import { successSnapshot } from "../../src/domain/first-answer.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import type { SourceSettings, WebhookDelivery } from "../../src/sources/port.ts";
 import { shopifyAdapter } from "../../src/sources/shopify.ts";
+import { woocommerceAdapter } from "../../src/sources/woocommerce.ts";
 import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
+import { WOO_SECRET, wooDelivery, wooOrder } from "../support/platforms/woocommerce.ts";
 import { tempDir } from "../support/temp.ts";
 
 const settings: SourceSettings = { sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET] };
@@ -95,5 +99,77 @@ describe("WebhookIntake: a platform's retry is recognised by its bytes and the h
     await intake.take(shopifyAdapter, settings, delivery(body), "c-2");
     const kept = await register.sources.list({ limit: 10 });
     expect(kept.map((row) => [row.outcome, row.correlationId, row.payload])).toEqual([["accepted", "c-1", body]]);
+  });
+});
+
+describe("WebhookIntake: a payment older than what the register remembers (RETENTION_HOURS)", () => {
+  const DAY = 86_400_000;
+  const MEMORY_MS = 30 * DAY;
+  const wooSettings: SourceSettings = {
+    sender: "woo-shop",
+    platform: "woocommerce",
+    secrets: [WOO_SECRET],
+    currency: "USD",
+    skus: new Map([
+      ["product:93", "WOO-SINGLE-1"],
+      ["Bar3", "BAR-3"],
+    ]),
+  };
+  /** WooCommerce's GMT timestamps: no zone, seconds. */
+  const wooTime = (at: number) => new Date(at).toISOString().slice(0, 19);
+
+  let dir: ReturnType<typeof tempDir>;
+  let register: SqliteRegister;
+  let intake: WebhookIntake;
+  let clock: number;
+
+  beforeEach(() => {
+    dir = tempDir();
+    register = new SqliteRegister(join(dir.path, "register.db"));
+    clock = Date.UTC(2026, 10, 1, 12);
+    const now = () => clock;
+    const acceptor = new OrderPaidAcceptor(register, { syncWaitMs: 0, now });
+    intake = new WebhookIntake({ acceptor, deliveries: register.sources, now, memoryMs: MEMORY_MS });
+  });
+  afterEach(async () => {
+    await register.close();
+    dir.remove();
+  });
+
+  /** The order as WooCommerce sends it on an update: paid at `paidAt`, last modified now. */
+  function update(paidAt: number, status: "processing" | "completed") {
+    const { body, headers } = wooDelivery(
+      wooOrder({ status, date_paid_gmt: wooTime(paidAt), date_modified_gmt: wooTime(clock) }),
+    );
+    return intake.take(woocommerceAdapter, wooSettings, { headers, raw: body, receivedAt: clock }, `c-${clock}`);
+  }
+
+  it("records a payment made within it as an event", async () => {
+    const outcome = await update(clock - 28 * DAY, "processing");
+    expect(outcome).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+  });
+
+  it("does not record an update of an order paid before it as a new event: its event may have been purged", async () => {
+    // Paid, accepted, delivered: then 31 days pass, the event is purged, and WooCommerce sends the order again on "completed".
+    const paidAt = clock - 60_000;
+    const first = await update(paidAt, "processing");
+    expect(first).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+    const eventId = first.kind === "event" ? first.result.record.eventId : "";
+    const [claim] = await register.claim({ owner: "w", now: clock, leaseMs: 10_000, limit: 1 });
+    if (claim === undefined) throw new Error("the event was not due");
+    const order = { id: "1c-1", number: "ORD-1" };
+    await register.settle(
+      claim.lease,
+      { status: EventStatus.SUCCEEDED, order, response: successSnapshot(eventId, order) },
+      { startedAt: clock, durationMs: 1, outcome: "delivered", httpStatus: 201 },
+      clock,
+    );
+    clock += 31 * DAY;
+    expect(await register.purgeFinished({ olderThan: clock - MEMORY_MS, batchSize: 100 })).toBe(1);
+
+    const again = await update(paidAt, "completed");
+    expect(again).toMatchObject({ kind: "ignored", delivery: { outcome: "ignored", key: eventId } });
+    expect(again.kind === "ignored" ? again.delivery.reason : "").toMatch(/RETENTION_HOURS/);
+    expect(await register.find("woo-shop", eventId)).toBeUndefined();
   });
 });

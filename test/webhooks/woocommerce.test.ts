@@ -27,7 +27,9 @@ writeFileSync(
   JSON.stringify({ sources: [{ sender: "shop-w", platform: "woocommerce", secrets: [SECRET], skus: SKUS }] }),
 );
 
-const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, RATE_LIMIT_MAX: "100000" });
+// The orders are WooCommerce's documented example, paid in March 2017: a register that keeps events for a
+// century still remembers that payment, so it is recorded (a shorter memory ignores it: webhook-intake.test.ts).
+const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, RATE_LIMIT_MAX: "100000", RETENTION_HOURS: "876000" });
 
 const URL_PATH = "/integration/v1/webhooks/woocommerce/shop-w";
 let nextId = 5000;
