@@ -19,12 +19,20 @@ import { Purger } from "./retention/purger.ts";
 import type { SourceSettings } from "./sources/port.ts";
 
 /**
- * A delivery lease outlives the 1C deadline by a margin, so an attempt still
- * waiting on 1C is never taken over; a crashed one is taken over soon after.
+ * A delivery lease outlives the longest attempt by a margin, so an attempt
+ * still waiting on 1C is never taken over; a crashed one is taken over soon
+ * after. The longest attempt is two calls, each within the 1C deadline: the
+ * POST, then, when it timed out on an event's last chance, asking 1C whether
+ * it has the event. A lease shorter than both let a hanging 1C's attempts be
+ * taken over and counted as crashes by the poison rule, until the event
+ * ended FAILED_FINAL though 1C would have taken it once back.
  */
 export function leaseMsFor(onecTimeoutMs: number): number {
-  return onecTimeoutMs + Math.max(1000, Math.round(onecTimeoutMs / 2));
+  return LONGEST_ATTEMPT_CALLS * onecTimeoutMs + Math.max(1000, Math.round(onecTimeoutMs / 2));
 }
+
+/** The calls to 1C one attempt may make, one after the other: the POST, then the lookup. */
+export const LONGEST_ATTEMPT_CALLS = 2;
 
 export function deliveryPolicyOf(config: GatewayConfig): DeliveryPolicy {
   return {

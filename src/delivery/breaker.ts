@@ -71,6 +71,15 @@ export class CircuitBreaker {
     return recovered;
   }
 
+  /**
+   * A call that ended without saying how 1C is (its attempt failed on the
+   * register before it got to report): if it was the probe, the next call may
+   * probe. Otherwise a half-open breaker would wait for it forever.
+   */
+  onAbandoned(): void {
+    this.#probeInFlight = false;
+  }
+
   onFailure(): void {
     this.#consecutiveFailures += 1;
     if (this.#state === "half_open" || this.state === "half_open") {

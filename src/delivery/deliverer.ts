@@ -22,9 +22,10 @@ export interface DelivererOptions {
   /** Calls to 1C in flight at once from this process: each holds a 1C session and licence. */
   concurrency: number;
   /**
-   * A claim's lease. It outlives the 1C deadline by at least a third of itself
-   * (gateway.ts, leaseMsFor): a claim made ahead is called only while at least
-   * half of that margin is left (READY_SHARE), or given back unsent.
+   * A claim's lease. It outlives the longest attempt (two calls within the 1C
+   * deadline) by at least a fifth of itself (gateway.ts, leaseMsFor): a claim
+   * made ahead is called only while at least half of that margin is left
+   * (READY_SHARE), or given back unsent.
    */
   leaseMs: number;
   /** Claims kept ready per call slot; 0 claims only for free slots. AHEAD_PER_SLOT when absent. */
@@ -47,8 +48,12 @@ const LEASE_LOST = "lease_lost";
 /** Every outcome an `attempted` notice can carry. */
 export const NOTICED_OUTCOMES: readonly AttemptNotice["outcome"][] = [...ATTEMPT_OUTCOMES, LEASE_LOST];
 
-/** The share of its lease a claim made ahead may wait before its call: half the lease's least margin over the 1C deadline. */
-const READY_SHARE = 1 / 6;
+/**
+ * The share of its lease a claim made ahead may wait before its call: half the
+ * lease's least margin over its longest attempt (gateway.ts, leaseMsFor: two
+ * calls within the 1C deadline, then a margin of at least a fifth of the lease).
+ */
+export const READY_SHARE = 1 / 10;
 /** The weight of the latest call in the running mean of call durations. */
 const CALL_MS_WEIGHT = 0.2;
 
@@ -332,6 +337,7 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       this.#callMs += (callMs - this.#callMs) * CALL_MS_WEIGHT;
       if (onecAnswered === false) this.#recordFailure();
       else if (onecAnswered === true && this.#breaker.onSuccess()) this.#recovered();
+      else if (onecAnswered === undefined) this.#breaker.onAbandoned();
       this.#startReady();
       this.wake();
     };

@@ -156,9 +156,14 @@ export function replayRefusal(row: EventRow, force: boolean, now: number): "succ
   return undefined;
 }
 
-/** What a replay writes: due now, a fresh round and budget, no outcome, no lease. Attempts so far count as finished. */
+/**
+ * What a replay writes: due now, a fresh round and budget, no outcome, no lease. Attempts so far count as
+ * finished. The fencing token moves on, as a claim moves it: an attempt whose lease ran out before the
+ * replay may still be running, and its outcome must not land on the new round.
+ */
 export function replayedColumns(row: EventRow, now: number) {
   return {
+    lease_token: row.lease_token + 1,
     status: EventStatus.PROCESSING,
     next_attempt_at: now,
     round_attempts: 0,

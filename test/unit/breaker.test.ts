@@ -35,6 +35,16 @@ describe("CircuitBreaker", () => {
     expect(b.onSuccess()).toBe(false);
   });
 
+  it("lets the next probe through when one ends without an answer either way (its attempt failed on the register)", () => {
+    const { b, advance } = breaker();
+    for (let i = 0; i < 3; i++) b.onFailure();
+    advance(1000);
+    b.onStart();
+    expect(b.permits()).toBe(0);
+    b.onAbandoned();
+    expect([b.state, b.permits()]).toEqual(["half_open", 1]);
+  });
+
   it("reopens with a doubled cooldown, capped, when the probe fails", () => {
     const { b, advance } = breaker();
     for (let i = 0; i < 3; i++) b.onFailure();

@@ -75,4 +75,35 @@ describe.each(registerBackends())("audit and replays on $name", (backend) => {
     expect(await register.replay({ ...base, now: T0 + 2 })).toMatchObject({ kind: "refused", reason: "succeeded" });
     expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ kind: "replayed" });
   });
+
+  it("fences out an attempt whose lease ran out before a replay: its late outcome does not land on the new round", async () => {
+    await register.reserve(reserveRequest());
+    const stale = await claimOne({ now: T0, leaseMs: 1000 });
+    // The lease has run out (1C hanging, a long pause): support replays the event, nobody has claimed it since.
+    const base = { sender: "default", eventId: "evt-1", requestedBy: "anna", reason: "stuck", force: false };
+    expect(await register.replay({ ...base, now: T0 + 5000 })).toMatchObject({ kind: "replayed" });
+    const late = await register.settle(
+      stale.lease,
+      {
+        status: EventStatus.FAILED_FINAL,
+        error: "1C timed out",
+        errorClass: "onec_timeout",
+        response: { status: 504, body: "{}" },
+      },
+      report,
+      T0 + 6000,
+    );
+    expect(late).toBeUndefined();
+    expect(await register.find("default", "evt-1")).toMatchObject({ status: "PROCESSING", nextAttemptAt: T0 + 5000 });
+    // The new round's claim still works, and its outcome lands.
+    const fresh = await claimOne({ now: T0 + 5000 });
+    expect(
+      await register.settle(
+        fresh.lease,
+        { status: EventStatus.SUCCEEDED, order, response: snapshot },
+        report,
+        T0 + 5001,
+      ),
+    ).toMatchObject({ status: "SUCCEEDED" });
+  });
 });
