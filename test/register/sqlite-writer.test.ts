@@ -154,6 +154,29 @@ describe("the SQLite register's writer thread, when one dies", () => {
   });
 });
 
+describe("the SQLite register's writer thread's errors, as they cross to the main thread", () => {
+  it("keeps a closed connection's TypeError one, so the register answers it as storage unavailable (503)", async () => {
+    // A thread that answers every batch as better-sqlite3 fails on a closed connection.
+    const thread = new WriterThread(
+      { file: "/nonexistent/never-opened.db", busyTimeoutMs: BUSY_TIMEOUT_MS },
+      () =>
+        new Worker(
+          `const { parentPort } = require("node:worker_threads");
+           parentPort.on("message", (m) => {
+             if (m.kind === "close") return process.exit(0);
+             parentPort.postMessage({ id: m.id, results: m.jobs.map(() =>
+               ({ ok: false, error: { message: "The database connection is not open", typeError: true } })) });
+           });`,
+          { eval: true },
+        ),
+    );
+    const [result] = await thread.commit([{ op: "reserve", args: reserveRequest() }]);
+    expect(result?.ok).toBe(false);
+    expect(result?.ok === false && result.error).toBeInstanceOf(TypeError);
+    await thread.stop();
+  });
+});
+
 /** Another process that takes the register's write lock (BEGIN IMMEDIATE) and holds it until released. */
 async function holdWriteLock(file: string): Promise<ChildProcessWithoutNullStreams> {
   const script = `

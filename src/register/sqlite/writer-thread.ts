@@ -31,6 +31,8 @@ export type CloneableResult = { ok: true; value: unknown } | { ok: false; error:
 
 export interface CloneableError {
   message: string;
+  /** A TypeError stays one: better-sqlite3 throws it for a connection that is closed (a 503, not a 500). */
+  typeError?: true;
   /** SQLite's own error code (SQLITE_BUSY, SQLITE_FULL…), when SQLite raised it. */
   sqliteCode?: string;
 }
@@ -64,5 +66,6 @@ function cloneable(result: JobResult): CloneableResult {
   const { error } = result;
   if (error instanceof Database.SqliteError)
     return { ok: false, error: { message: error.message, sqliteCode: error.code } };
+  if (error instanceof TypeError) return { ok: false, error: { message: error.message, typeError: true } };
   return { ok: false, error: { message: error instanceof Error ? error.message : String(error) } };
 }

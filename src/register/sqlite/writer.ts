@@ -258,9 +258,7 @@ export function spawnWriterThread(data: WriterThreadData): Worker {
 /** SQLite's errors come back as SqliteError, so the register maps them as it maps its own connection's. */
 function fromCloneable(result: CloneableResult): JobResult {
   if (result.ok) return result;
-  const { message, sqliteCode } = result.error;
-  return {
-    ok: false,
-    error: sqliteCode === undefined ? new Error(message) : new Database.SqliteError(message, sqliteCode),
-  };
+  const { message, sqliteCode, typeError } = result.error;
+  if (sqliteCode !== undefined) return { ok: false, error: new Database.SqliteError(message, sqliteCode) };
+  return { ok: false, error: typeError === true ? new TypeError(message) : new Error(message) };
 }
