@@ -119,25 +119,40 @@ export function deliveryForReader(delivery: SourceDelivery, reader: Principal): 
 }
 
 /**
- * A JSON payload is masked field by field and written again, indented, every
- * number as it was written (Shopify's ids are past 2^53: a round trip through
- * a double would change them). A form's fields are masked by their names.
- * Anything else has its e-mail addresses masked wherever they are.
+ * A JSON payload (a leading byte order mark aside, as the adapters read it)
+ * is masked field by field and written again, indented, every number as it
+ * was written (Shopify's ids are past 2^53: a round trip through a double
+ * would change them). A form's fields are masked by their names, a form
+ * being what an adapter reads as one: form-encoded, or sent as text/plain or
+ * with no Content-Type (Tilda). Anything else could hold a phone number no
+ * pattern finds, so it is not shown masked but withheld.
  */
 export function maskedPayload(payload: string, contentType: string | null): string {
-  const json = maskedJson(payload);
+  const json = maskedJson(payload.startsWith(BYTE_ORDER_MARK) ? payload.slice(1) : payload);
   if (json !== undefined) return json;
-  if (/^application\/x-www-form-urlencoded\b/i.test(contentType ?? "")) {
+  const media = contentType?.split(";")[0]?.trim().toLowerCase() ?? "";
+  if (media === "application/x-www-form-urlencoded" || media === "text/plain" || media === "") {
     const masked = new URLSearchParams();
     for (const [name, value] of new URLSearchParams(payload)) {
+      // A name is shown as it is: text that is no form (its whole self a "name") is withheld instead.
+      if (!FIELD_NAME.test(name)) return WITHHELD;
       // Alone under its own name, so that `Email` or `phone` says what the value is.
       const one = maskPersonalData({ [name]: value }) as Record<string, unknown>;
       masked.append(name, String(one[name] ?? ""));
     }
     return masked.toString();
   }
-  return String(maskPersonalData(payload));
+  return WITHHELD;
 }
+
+const BYTE_ORDER_MARK = "\uFEFF";
+
+/** A form field's name as platforms write them (`Email`, `payment[products][0][name]`): never a phone or an address. */
+const FIELD_NAME = /^[A-Za-z_][\w[\].-]{0,127}$/;
+
+/** What a reader who may not see personal data gets for a payload that cannot be masked field by field. */
+export const WITHHELD =
+  "(withheld: this payload is neither JSON nor a form, so its personal data cannot be masked for your role)";
 
 function maskedJson(payload: string): string | undefined {
   const mark = `__number_${randomUUID()}__:`;

@@ -25,6 +25,8 @@ export function maskPersonalData(value: unknown): unknown {
 
 function masked(value: unknown, kind: Kind | undefined): unknown {
   if (typeof value === "string") return maskText(value, kind);
+  // A phone sent as a JSON number is a phone all the same.
+  if (typeof value === "number" && kind !== undefined) return maskText(String(value), kind);
   if (Array.isArray(value)) return value.map((item) => masked(item, kind));
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, masked(inner, kind ?? kindOf(key))]));
