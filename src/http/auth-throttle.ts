@@ -10,8 +10,9 @@ import { sharedRateLimitStore } from "./shared-rate-limit-store.ts";
  * Failed authentications a client address, and a wrong token, may make in a
  * window before they must wait: the console's sign-in limit, now on every
  * route family. Tokens are 32+ random characters, so guessing is hopeless
- * anyway; the limit bounds the log and CPU a script can spend on attempts
- * and slows the guessing of a weak token.
+ * anyway; the limit bounds the log and CPU a script can spend on attempts.
+ * It does not slow the guessing of a weak token: a right token is never
+ * refused (issue 22), so every token presented is still checked.
  */
 const AUTH_FAILURE_LIMIT = { max: 10, windowMs: 5 * 60_000 } as const;
 
