@@ -157,3 +157,60 @@ describe.skipIf(!pg.enabled)("PostgresRegister deadlines", () => {
     expect(states).toEqual(["lost", "up"]);
   });
 });
+
+/**
+ * A row lock held by an instance that froze before its COMMIT: the event's
+ * retries wait behind it. The link's deadline answers each caller, but the
+ * statement went on waiting, its pool connection with it, until the pool was
+ * spent and every call, on any event, answered 503 while the database was
+ * fine. The server now ends a lock wait (lock_timeout), so the pool comes back
+ * while the lock still stands.
+ */
+describe.skipIf(!pg.enabled)("PostgresRegister behind a row lock that is never released", () => {
+  let db: TestDatabase;
+  let register: PostgresRegister;
+
+  beforeAll(async () => {
+    const created = await pg.database();
+    if (created !== undefined) db = created;
+  });
+  afterAll(async () => {
+    await register?.close();
+    await db?.drop();
+  });
+
+  it("answers other events again within the lock wait's bound, the lock still held", { timeout: 30_000 }, async () => {
+    pg.require();
+    register = await PostgresRegister.open(db.url, { poolMax: POOL_MAX, deadlines: { requestMs: 1000 } });
+    await register.reserve(reserveRequest({ eventId: "locked" }));
+    // The frozen instance: an uncommitted UPDATE of the event's row, never committed while the test runs.
+    const frozen = await db.sql.reserve();
+    await frozen`BEGIN`;
+    await frozen`UPDATE inbound_events SET updated_at = updated_at WHERE event_id = 'locked'`;
+    try {
+      // The shop retries that event, one retry after another's 503, more times than the pool has
+      // connections: each is a statement of its own, and waits behind the lock.
+      for (let retry = 0; retry <= POOL_MAX; retry++) {
+        await expect(register.reserve(reserveRequest({ eventId: "locked" }))).rejects.toThrow(StorageUnavailableError);
+      }
+      // Another event: it must be taken again well before the lock goes (it never goes while the test runs).
+      const started = performance.now();
+      await expect
+        .poll(
+          async () => {
+            try {
+              return (await register.reserve(reserveRequest({ eventId: `other-${performance.now()}` }))).outcome;
+            } catch {
+              return "503";
+            }
+          },
+          { timeout: 15_000, interval: 250 },
+        )
+        .toBe("created");
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      await frozen`ROLLBACK`;
+      frozen.release();
+    }
+  });
+});

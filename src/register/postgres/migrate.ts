@@ -2,6 +2,9 @@ import postgres from "postgres";
 import { type Migration, readMigrations } from "../migrations.ts";
 import { storage } from "./storage-errors.ts";
 
+/** How long a migration's statement waits for a table's lock, in ms. */
+const MIGRATION_LOCK_WAIT_MS = 5000;
+
 /** Any fixed number: every gateway on one database must take the same lock. */
 const MIGRATION_LOCK_KEY = 4_107_342_001;
 
@@ -17,7 +20,12 @@ export async function migrate<Types extends Record<string, unknown>>(
   migrations: readonly Migration[] = readMigrations("postgres"),
 ): Promise<number[]> {
   return sql.begin(async (tx) => {
+    // Another instance may be migrating: wait for it as long as it takes.
+    await tx`SET LOCAL lock_timeout = 0`;
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    // But not for a table's lock: a migration queued behind a reader (an export, a psql session) would
+    // queue every running instance's statements behind it. It fails instead, and the start is tried again.
+    await tx.unsafe(`SET LOCAL lock_timeout = ${MIGRATION_LOCK_WAIT_MS}`);
     await tx`CREATE TABLE IF NOT EXISTS register_migrations (
                version    integer PRIMARY KEY,
                name       text NOT NULL,

@@ -210,9 +210,26 @@ function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): 
       application_name: "onec-order-gateway",
       // A 2xx promises the event is durable: never let a database default turn this off.
       synchronous_commit: "on",
+      ...SESSION_BOUNDS,
     },
   });
 }
+
+/**
+ * What no statement of ours may wait for, on the server's side: the link's
+ * deadline answers the caller, but the statement would go on, holding its
+ * pool connection, and commit later. Behind a row lock held by an instance
+ * that froze before its COMMIT, every retry of that event took one more
+ * connection until the pool was spent and the instance answered 503 to
+ * everything, for as long as the lock stood (TCP keepalive: hours). So a
+ * lock wait ends after a few seconds, and a transaction left idle (its
+ * instance frozen or gone) is ended by the server, its locks with it.
+ * Statements themselves are not bounded: a purge or an export may be long.
+ */
+export const SESSION_BOUNDS = {
+  lock_timeout: 5000,
+  idle_in_transaction_session_timeout: 30_000,
+} as const;
 
 type ReserveResultRow = { created: boolean; row: EventRow };
 
