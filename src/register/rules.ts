@@ -98,10 +98,10 @@ export function settledColumns(settlement: Outcome): SettledColumns {
     case EventStatus.SUCCEEDED:
       return {
         status: settlement.status,
-        order_id: settlement.order.id,
-        order_number: settlement.order.number,
+        order_id: storableText(settlement.order.id),
+        order_number: storableText(settlement.order.number),
         response_status: settlement.response.status,
-        response_body: settlement.response.body,
+        response_body: storableText(settlement.response.body),
         last_error: null,
         last_error_class: null,
         next_attempt_at: null,
@@ -109,16 +109,16 @@ export function settledColumns(settlement: Outcome): SettledColumns {
     case EventStatus.FAILED_FINAL:
       return {
         status: settlement.status,
-        last_error: settlement.error,
+        last_error: storableText(settlement.error),
         last_error_class: settlement.errorClass,
         response_status: settlement.response.status,
-        response_body: settlement.response.body,
+        response_body: storableText(settlement.response.body),
         next_attempt_at: null,
       };
     case EventStatus.FAILED_RETRYABLE:
       return {
         status: settlement.status,
-        last_error: settlement.error,
+        last_error: storableText(settlement.error),
         last_error_class: settlement.errorClass,
         next_attempt_at: settlement.nextAttemptAt,
       };
@@ -141,8 +141,20 @@ export function finishedAttempt(report: AttemptReport) {
     outcome: report.outcome,
     httpStatus: report.httpStatus ?? null,
     errorClass: report.errorClass ?? null,
-    detail: report.detail ?? null,
+    detail: report.detail === undefined ? null : storableText(report.detail),
   };
+}
+
+/**
+ * Text 1C wrote (its order's id and number, its answer, its error message),
+ * as the register can keep it: PostgreSQL's text cannot hold U+0000, and one
+ * such character failed the whole batch of settles it came in, unrelated
+ * events' outcomes with it, again at every attempt. A sender's event with
+ * U+0000 is refused at the door (422); 1C's answer is not ours to refuse,
+ * so the character is kept as U+FFFD, as a decoder keeps what it cannot read.
+ */
+export function storableText(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
 }
 
 /**

@@ -231,4 +231,31 @@ describe.each(registerBackends())("the queue on $name", (backend) => {
     for (const claim of claims) expect(claim.lease.token).toBe(1);
     expect(await register.listAttempts("default", "e7")).toHaveLength(1);
   });
+
+  it("keeps what 1C wrote with U+0000 (PostgreSQL's text cannot), without failing the settles it is batched with", async () => {
+    await register.reserve(reserveRequest({ eventId: "evt-nul" }));
+    await register.reserve(reserveRequest({ eventId: "evt-ok" }));
+    const claims = await register.claim(claimRequest({ limit: 2 }));
+    const nul = claims.find((claim) => claim.record.eventId === "evt-nul");
+    const ok = claims.find((claim) => claim.record.eventId === "evt-ok");
+    if (nul === undefined || ok === undefined) throw new Error("both events are due");
+    // One event loop turn: both settles go to the register together, as a batch.
+    const [failed, delivered] = await Promise.all([
+      register.settle(
+        nul.lease,
+        {
+          status: EventStatus.FAILED_FINAL,
+          error: "1C: bad\u0000article",
+          errorClass: "onec_rejected",
+          response: { status: 422, body: '{"message":"bad\u0000article"}' },
+        },
+        { ...report, outcome: "rejected", httpStatus: 422, detail: "bad\u0000article" },
+        T0 + 1,
+      ),
+      register.settle(ok.lease, succeeded, report, T0 + 1),
+    ]);
+    expect(delivered).toMatchObject({ status: "SUCCEEDED" });
+    expect(failed).toMatchObject({ status: "FAILED_FINAL", lastError: "1C: bad\uFFFDarticle" });
+    expect((await register.listAttempts("default", "evt-nul"))[0]).toMatchObject({ detail: "bad\uFFFDarticle" });
+  });
 });
