@@ -5,6 +5,7 @@ import type { TraceContext } from "../observability/trace-context.ts";
 import { reserveTraced } from "../observability/trace-spans.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
 import type { SourceDeliveryInput } from "../register/source-port.ts";
+import { withinDeadline } from "../util/deadline.ts";
 import type { AcceptResult } from "./accept-result.ts";
 
 export interface AcceptorOptions {
@@ -229,17 +230,9 @@ const DEFAULT_OWN_ROW_WAIT_MS = 1000;
 /** 20 looks a second per waiting request: cheap reads (WAL), and at most 50 ms late for another process's settle. */
 const DEFAULT_POLL_MS = 50;
 
-/** The promise's value if it settles within `ms`, undefined after; its rejection passes on. One timer, cleared either way. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms, undefined);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** The reservation's result if it comes within `ms`, undefined after; a rejection passes on. */
+function within(reserving: Promise<ReserveResult>, ms: number): Promise<ReserveResult | undefined> {
+  return withinDeadline<ReserveResult | undefined>(reserving, ms, undefined);
 }
 
 /** Compared under the policy the row was recorded with, so a policy change never turns a repeat into a 409. */

@@ -1,3 +1,4 @@
+import { withinDeadline } from "../util/deadline.ts";
 import { type EventRegister, type RegisterWritability, StorageUnavailableError } from "./port.ts";
 
 /** How often the background probe writes: a change shows within this plus the deadline. */
@@ -114,15 +115,6 @@ export class Writability implements RegisterWritability {
     if (writable) this.#options.log.info({ unwritable_ms: lastedMs }, "register writable again: ready");
     else this.#options.log.warn({ reason }, "register not writable: not ready, /readyz answers 503");
   }
-}
-
-/** The outcome, or `late` once `deadlineMs` has passed without one. */
-function withinDeadline<T>(outcome: Promise<T>, deadlineMs: number, late: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(late), deadlineMs);
-  });
-  return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
 }
 
 /**

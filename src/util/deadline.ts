@@ -11,6 +11,15 @@ export interface Deadline {
   clear(): void;
 }
 
+/** The outcome, or `late` once `ms` have passed without one; the timer is cleared either way, and a rejection passes on. */
+export function withinDeadline<T>(outcome: Promise<T>, ms: number, late: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late), ms);
+  });
+  return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
+}
+
 export function deadline(ms: number): Deadline {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")), ms);

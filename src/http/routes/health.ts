@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { EventRegister } from "../../register/port.ts";
 import { PROBE_DEADLINE_MS } from "../../register/writability.ts";
+import { withinDeadline } from "../../util/deadline.ts";
 import { problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
 import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
@@ -71,13 +72,9 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOp
  */
 async function writable(register: EventRegister): Promise<boolean> {
   if (register.writability !== undefined) return register.writability.writable;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), PROBE_DEADLINE_MS);
-  });
   const pinged = register.ping().then(
     () => true,
     () => false,
   );
-  return Promise.race([pinged, late]).finally(() => clearTimeout(timer));
+  return withinDeadline(pinged, PROBE_DEADLINE_MS, false);
 }

@@ -226,7 +226,7 @@ function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): 
  * instance frozen or gone) is ended by the server, its locks with it.
  * Statements themselves are not bounded: a purge or an export may be long.
  */
-export const SESSION_BOUNDS = {
+const SESSION_BOUNDS = {
   lock_timeout: 5000,
   idle_in_transaction_session_timeout: 30_000,
 } as const;

@@ -184,7 +184,7 @@ export class WriterThread {
         worker.postMessage({ kind: "batch", id, jobs: [...jobs] } satisfies WriterRequest);
       } catch (error) {
         this.#waiting.delete(id);
-        if (this.#waitingOn(worker) === 0) worker.unref();
+        if (this.#waiting.size === 0) worker.unref();
         reject(error);
       }
     });
@@ -206,7 +206,7 @@ export class WriterThread {
     worker.on("message", (reply: WriterReply) => {
       const waiting = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
-      if (this.#waitingOn(worker) === 0) worker.unref();
+      if (this.#waiting.size === 0) worker.unref();
       waiting?.resolve(reply.results.map(fromCloneable));
     });
     // A thread that throws emits "error", then "exit": the first fails its batches, the second finds none left.
@@ -229,12 +229,6 @@ export class WriterThread {
       this.#waiting.delete(id);
       waiting.reject(error);
     }
-  }
-
-  #waitingOn(worker: Worker): number {
-    let count = 0;
-    for (const waiting of this.#waiting.values()) if (waiting.worker === worker) count++;
-    return count;
   }
 }
 
