@@ -84,7 +84,8 @@ function settledUntil(register: EventRegister, key: Key, done: (record: EventRec
 }
 
 /** The outcome of the attempt after the first: a replay's. */
-const secondAttemptDone = (record: EventRecord) => record.leaseToken > 1 && record.leaseOwner === null;
+// By the attempts claimed, not the fencing token: a replay moves the token on too.
+const secondAttemptDone = (record: EventRecord) => record.attempts > 1 && record.leaseOwner === null;
 const succeeded = (record: EventRecord) => record.status === EventStatus.SUCCEEDED;
 
 async function fillSource(): Promise<Source> {
