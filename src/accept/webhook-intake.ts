@@ -87,6 +87,8 @@ export class WebhookIntake {
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
     // What only a signed delivery may spend (the sender's rate budget): it throws to refuse, before anything is read or recorded.
     await verifiedGate?.();
+    // No platform sends a raw NUL (JSON escapes it, a form percent-encodes it), and the payload is kept as text, which PostgreSQL's cannot hold.
+    if (delivery.raw.includes(0)) return { kind: "malformed", detail: NUL_IN_BODY };
     const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
     // A retry of a payment already read is answered from what it came to, as a sender's repeated bytes are.
     const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);
@@ -268,6 +270,8 @@ function platformHeaders(delivery: WebhookDelivery): Record<string, string> {
   }
   return kept;
 }
+
+const NUL_IN_BODY = "the body holds a NUL byte (U+0000), which neither JSON nor a form allows unescaped";
 
 const SIGNATURE_HEADERS = new Set(["x-shopify-hmac-sha256", "x-wc-webhook-signature"]);
 

@@ -280,6 +280,20 @@ export function toMovedSource(row: MovedSourceRow): MovedDelivery {
 }
 
 /**
+ * Text others wrote, as the register can keep it: PostgreSQL's text cannot
+ * hold U+0000, and one such character failed the whole batch it came in,
+ * unrelated events with it, again at every try. A sender's event with U+0000
+ * is refused at the door (422), and so is a platform's body (400); what 1C
+ * answers (its order's id and number, its answer, its error message) is not
+ * ours to refuse, nor is a platform's value quoted in a delivery's reason
+ * ("unknown SKU …"), so the character is kept as U+FFFD, as a decoder keeps
+ * what it cannot read.
+ */
+export function storableText(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+}
+
+/**
  * What SourceDeliveryLog.record inserts: an ignored or unmapped delivery,
  * belonging to no event. Accepted ones come only with their event (acceptedSourceRow).
  */
@@ -287,7 +301,10 @@ export function recordedSourceRow(delivery: SourceDeliveryInput): NewSourceRow {
   if (delivery.outcome === "accepted") {
     throw new TypeError("an accepted delivery is recorded by reserve (ReserveRequest.source), with its event");
   }
-  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...delivery, eventId: null }), outcome: delivery.outcome };
+  return {
+    ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...storableDelivery(delivery), eventId: null }),
+    outcome: delivery.outcome,
+  };
 }
 
 /**
@@ -301,7 +318,12 @@ export function acceptedSourceRow(request: {
   source: SourceDeliveryInput;
 }): NewSourceRow {
   const { sender, eventId, source } = request;
-  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...source, sender, eventId }), outcome: "accepted" };
+  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...storableDelivery(source), sender, eventId }), outcome: "accepted" };
+}
+
+/** A delivery's reason quotes the platform's values (a SKU), which the gateway does not refuse. */
+function storableDelivery<Delivery extends { reason: string | null }>(delivery: Delivery): Delivery {
+  return delivery.reason === null ? delivery : { ...delivery, reason: storableText(delivery.reason) };
 }
 
 /**
@@ -316,5 +338,9 @@ export function movedSourceRow(
     throw new TypeError("an accepted delivery is imported with its event (EventSnapshot.source)");
   }
   const { remappedAt, ...written } = delivery;
-  return { ...rowOf(SOURCE_WRITTEN_COLUMNS, written), outcome: delivery.outcome, remapped_at: remappedAt };
+  return {
+    ...rowOf(SOURCE_WRITTEN_COLUMNS, storableDelivery(written)),
+    outcome: delivery.outcome,
+    remapped_at: remappedAt,
+  };
 }

@@ -16,6 +16,7 @@ import {
   type NewSourceRow,
   type ReplayRow,
   replayRow,
+  storableText,
   toRow,
 } from "./rows.ts";
 
@@ -143,18 +144,6 @@ export function finishedAttempt(report: AttemptReport) {
     errorClass: report.errorClass ?? null,
     detail: report.detail === undefined ? null : storableText(report.detail),
   };
-}
-
-/**
- * Text 1C wrote (its order's id and number, its answer, its error message),
- * as the register can keep it: PostgreSQL's text cannot hold U+0000, and one
- * such character failed the whole batch of settles it came in, unrelated
- * events' outcomes with it, again at every attempt. A sender's event with
- * U+0000 is refused at the door (422); 1C's answer is not ours to refuse,
- * so the character is kept as U+FFFD, as a decoder keeps what it cannot read.
- */
-export function storableText(text: string): string {
-  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
 }
 
 /**
