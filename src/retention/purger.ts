@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { EventRegister, PurgeRequest } from "../register/port.ts";
 
-/** Small enough that one batch holds SQLite's write lock for milliseconds, not seconds. */
+/** Small enough that one batch holds SQLite's write lock for tens of milliseconds (150–200 with 200 KB bodies), on the writer thread. */
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
 /** The first run waits this long (or one interval, if shorter), so it does not compete with start-up. */

@@ -69,6 +69,15 @@ describe("the SQLite register's writer, on a file", () => {
     expect(writer.commits()).toEqual({ here: 0, writerThread: 1 });
   });
 
+  it("sends a purge to the writer thread even when it is alone: its size is not its batch's", async () => {
+    await writer.run("reserve", reserveRequest({ eventId: "kept" }));
+    expect(writer.commits()).toEqual({ here: 1, writerThread: 0 });
+    await writer.run("purgeFinished", { olderThan: Date.now(), batchSize: 500 });
+    await writer.run("purgeSources", { olderThan: Date.now(), batchSize: 500 });
+    await writer.run("purgeSessions", { now: Date.now() });
+    expect(writer.commits()).toEqual({ here: 1, writerThread: 3 });
+  });
+
   it("keeps the WAL bounded while a quiet gateway commits on the event loop: the writer thread's commits checkpoint it", async () => {
     // Only the checkpoint rule sends batches to the thread here, however slow a busy test machine's fsyncs.
     await writer.close();

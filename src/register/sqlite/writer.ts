@@ -71,7 +71,7 @@ function fileWriter(data: WriterThreadData, quietLimits: QuietCommitLimits): Wri
   const quiet = new QuietCommits(quietLimits);
   const commits: CommitCounts = { here: 0, writerThread: 0 };
   const commit: CommitBatch<WriteJob> = (jobs) => {
-    if (quiet.allows(jobs.length, thread.busy)) {
+    if (!jobs.some(isBulk) && quiet.allows(jobs.length, thread.busy)) {
       const started = performance.now();
       try {
         const results = commitHere(jobs);
@@ -91,6 +91,25 @@ function fileWriter(data: WriterThreadData, quietLimits: QuietCommitLimits): Wri
     await thread.stop();
     here.close();
   });
+}
+
+/**
+ * Work whose size is not the batch's: a purge deletes up to 500 events, each
+ * with its attempts and index entries (150–200 ms with 200 KB bodies), and an
+ * import writes whole events. Alone, such a job is a batch of one, small by
+ * count, and would stall the event loop for all of it; it goes to the thread.
+ */
+const BULK_OPS: ReadonlySet<WriteOp> = new Set<WriteOp>([
+  "purgeFinished",
+  "purgeSources",
+  "purgeSessions",
+  "bringForward",
+  "importEvent",
+  "importSource",
+]);
+
+function isBulk(job: WriteJob): boolean {
+  return BULK_OPS.has(job.op);
 }
 
 const MAX_BATCH = 256;
