@@ -99,7 +99,7 @@ export function verdictFor(
   onecErrors = 0,
 ): Verdict {
   if (answer.kind === "errored" && onecErrors >= policy.maxOnecErrors) {
-    return { kind: "settle", settlement: onecFailure(record, answer, onecErrors) };
+    return { kind: "ask", ending: onecFailure(record, answer, onecErrors) };
   }
   // Below the budget, 1C's error is retried like an outage: it may have been a passing fault.
   const outcome: OnecOutcome =
@@ -154,8 +154,9 @@ export const FAILED_FINAL_REASONS = [
 export type FailedFinalReason = (typeof FAILED_FINAL_REASONS)[number];
 
 /**
- * 1C failed on the event `count` times: final, with 1C's text for support. No lookup first: 1C ran
- * this very call under the key's lock and rolled it back, so it holds no order for the key.
+ * 1C failed on the event `count` times: final, with 1C's text for support, once 1C says it holds
+ * no order for the key. The contract's PROCESSING_ERROR means 1C rolled the call back, but an error
+ * raised after its commit (writing its event log, building the answer) reaches us the same way.
  */
 function onecFailure(
   record: EventRecord,

@@ -159,7 +159,8 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
       "FAILED_RETRYABLE:onec_error",
       "FAILED_FINAL:onec_error",
     ]);
-    expect(onec.lookups).toEqual([]); // 1C rolled back the very call it failed on: nothing to ask
+    // Asked once, before the ending: the scripted 1C says it has no order for the key.
+    expect(onec.lookups).toEqual(["evt-pe"]);
     const final = await register.find("default", "evt-pe");
     expect(final?.lastError).toContain("1C failed to process it 3 times; 1C said: 1C: no price type");
     expect(final?.response?.status).toBe(502);
@@ -186,6 +187,25 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
       status: "FAILED_RETRYABLE",
       lastErrorClass: "onec_error",
     });
+  });
+
+  it("does not end an event on 1C's errors when 1C holds its order: an error after 1C's commit is a PROCESSING_ERROR too", async () => {
+    const failed: OnecOutcome = { kind: "errored", httpStatus: 500, code: "PROCESSING_ERROR", message: "журнал" };
+    const onec = scriptedOnec(
+      () => failed,
+      () => ({ kind: "found", httpStatus: 200, order }),
+    );
+    const d = deliverer(onec);
+    await accept("evt-pe-held");
+    for (;;) {
+      await step(d);
+      const record = await register.find("default", "evt-pe-held");
+      if (record?.status !== "FAILED_RETRYABLE") break;
+      now = record.nextAttemptAt ?? now;
+    }
+    expect(onec.calls).toHaveLength(3);
+    expect(onec.lookups).toEqual(["evt-pe-held"]);
+    expect(await register.find("default", "evt-pe-held")).toMatchObject({ status: "SUCCEEDED", order });
   });
 
   it("keeps at most ONEC_MAX_CONCURRENCY calls in flight", async () => {
