@@ -214,6 +214,33 @@ describe("GET /v1/events/{id}", () => {
   it("answers 404 for an unknown id", async () => {
     await expectError(await fetch(`${emulator.url}/v1/events/nope`), 404, "NOT_FOUND");
   });
+
+  it("waits for an order still posting under the key (1C's shared lock), and answers it, not 404", async () => {
+    emulator.setFaults({ postingMs: 300 });
+    const posting = once(emulator.events, "posting");
+    const posted = post(EXAMPLE, { "idempotency-key": "evt-posting" });
+    await posting;
+    const response = await fetch(`${emulator.url}/v1/events/evt-posting`);
+    expect(response.status).toBe(200);
+    const created = (await (await posted).json()) as OrderBody;
+    expect(((await response.json()) as OrderBody).order).toEqual(created.order);
+  });
+
+  it("answers 503 with Retry-After when the lock wait runs out (1C's lock timeout), and still creates the order once", async () => {
+    emulator.setFaults({ postingMs: 400, lockWaitMs: 50 });
+    const posting = once(emulator.events, "posting");
+    const posted = post(EXAMPLE, { "idempotency-key": "evt-locked" });
+    await posting;
+    // A retry of the same key waits for the first POST's lock and replays its order.
+    const again = post(EXAMPLE, { "idempotency-key": "evt-locked" });
+    const response = await fetch(`${emulator.url}/v1/events/evt-locked`);
+    await expectError(response, 503, "UNAVAILABLE");
+    expect(response.headers.get("retry-after")).toBe("5");
+    const [first, second] = await Promise.all([posted, again]);
+    expect([first.status, second.status]).toEqual([201, 200]);
+    expect(((await second.json()) as OrderBody).order).toEqual(((await first.json()) as OrderBody).order);
+    expect(emulator.orders()).toHaveLength(1);
+  });
 });
 
 describe("correlation id", () => {
@@ -352,6 +379,9 @@ describe("control endpoints", () => {
       orderNotValid: null,
       refusal: null,
       processingError: null,
+      postingMs: 0,
+      // 1C's own default wait for a managed lock: 20 s.
+      lockWaitMs: 20_000,
     });
 
     const patched = await fetch(`${emulator.url}/_emulator/faults`, {

@@ -18,6 +18,7 @@ import { applyFaults, copyFaults, defaultFaults, type EmulatorFaults } from "./f
 import { handleHealth } from "./health-handler.ts";
 import { headerValue, sendError } from "./http-io.ts";
 import { type OrderJournal, openOrderJournal } from "./journal.ts";
+import { KeyLocks } from "./key-locks.ts";
 import { HangingCalls, handleOrderPaid, type OrderPaidContext } from "./order-paid-handler.ts";
 import { type EmulatorOrder, OrderStore } from "./store.ts";
 
@@ -54,7 +55,10 @@ export interface OnecEmulator {
   postCount(): number;
   /** Clears the store, the counters and the order sequence, and puts every fault back to its default. */
   reset(): void;
-  /** Emits "post" (PostReceived) for each POST received and "committed" (EmulatorOrder) for each order created. */
+  /**
+   * Emits "post" (PostReceived) for each POST received, "posting" (its key) when a valid one has
+   * taken its key's lock and posts, and "committed" (EmulatorOrder) for each order created.
+   */
   readonly events: EventEmitter;
   /** Closes the server and destroys every open socket, hung ones included. */
   close(): Promise<void>;
@@ -104,6 +108,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
       faults = defaultFaults();
     },
   };
+  const locks = new KeyLocks();
   const orderPaid: OrderPaidContext = {
     store,
     credentials,
@@ -111,6 +116,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
     closing: closing.signal,
     faults: () => faults,
     hanging,
+    locks,
   };
 
   const routes: Route[] = [
@@ -134,7 +140,7 @@ export async function startOnecEmulator(options: OnecEmulatorOptions = {}): Prom
       url: "/v1/events/:key",
       // The raw segment, not the router's decoded parameter: the handler judges escapes itself.
       handle: (req, res) => {
-        if (requireAuth(req, res, credentials)) handleEventStatus(res, store, rawLastSegment(req));
+        if (requireAuth(req, res, credentials)) return handleEventStatus(res, orderPaid, rawLastSegment(req));
       },
     },
     { method: "GET", url: "/_emulator/orders", handle: (_req, res) => handleListOrders(res, control) },

@@ -28,6 +28,13 @@ export interface EmulatorFaults {
   refusal: Refusal | null;
   /** 1C fails on a new key with an error it cannot classify: 500 PROCESSING_ERROR with this text. */
   processingError: string | null;
+  /**
+   * How long 1C posts the order inside the transaction that holds the key's exclusive lock: a GET of
+   * the key meanwhile waits for its commit (key-locks.ts), and another POST of it waits its turn.
+   */
+  postingMs: number;
+  /** 1C's managed-lock timeout: a GET that waited this long answers 503 UNAVAILABLE. */
+  lockWaitMs: number;
 }
 
 export function defaultFaults(): EmulatorFaults {
@@ -42,6 +49,9 @@ export function defaultFaults(): EmulatorFaults {
     orderNotValid: null,
     refusal: null,
     processingError: null,
+    postingMs: 0,
+    // 1C's default wait for a managed lock.
+    lockWaitMs: 20_000,
   };
 }
 
@@ -58,6 +68,8 @@ export function applyFaults(current: EmulatorFaults, patch: Partial<EmulatorFaul
   if (patch.orderNotValid !== undefined) next.orderNotValid = patch.orderNotValid;
   if (patch.refusal !== undefined) next.refusal = patch.refusal === null ? null : { ...patch.refusal };
   if (patch.processingError !== undefined) next.processingError = patch.processingError;
+  if (patch.postingMs !== undefined) next.postingMs = patch.postingMs;
+  if (patch.lockWaitMs !== undefined) next.lockWaitMs = patch.lockWaitMs;
   return next;
 }
 
@@ -77,6 +89,8 @@ export function parseFaultsPatch(input: unknown): FaultsPatchResult {
     switch (name) {
       case "latencyMs":
       case "retryAfterSeconds":
+      case "postingMs":
+      case "lockWaitMs":
         if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
           return { ok: false, message: `${name} must be a non-negative integer` };
         }

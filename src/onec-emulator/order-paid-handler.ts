@@ -6,6 +6,7 @@ import { isValidKey, KEY_MAX_LENGTH } from "../onec/contract/key.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
 import type { EmulatorFaults } from "./faults.ts";
 import { headerValue, isJsonMediaType, sendError, sendJson, sendProcessingError } from "./http-io.ts";
+import type { KeyLocks } from "./key-locks.ts";
 import { readSkus } from "./order-event.ts";
 import { decodeJson, readBody } from "./request-body.ts";
 import type { OrderStore } from "./store.ts";
@@ -22,6 +23,32 @@ export interface OrderPaidContext {
   faults(): EmulatorFaults;
   /** Calls held open by hangAfterCommit right now, by key: what a kill of the caller would cut. */
   readonly hanging: HangingCalls;
+  /** The keys' locks, held while an order posts (faults.postingMs). */
+  readonly locks: KeyLocks;
+}
+
+type SubmitResult = ReturnType<OrderStore["submit"]>;
+
+/** The store's verdict on a new order, with the refusals and failures the faults switch on. */
+function submit(ctx: OrderPaidContext, request: Parameters<OrderStore["submit"]>[0]): SubmitResult {
+  const { knownSkus, orderNotValid, refusal, processingError } = ctx.faults();
+  return ctx.store.submit(request, knownSkus, {
+    refusal:
+      orderNotValid !== null
+        ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
+        : refusal,
+    failure: processingError,
+  });
+}
+
+/** False when the emulator closed during the wait. */
+async function waited(ms: number, closing: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(ms, undefined, { signal: closing });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A multiset of keys: a stale attempt and its successor may hang on the same key at once. */
@@ -131,18 +158,19 @@ export async function handleOrderPaid(
   }
 
   const hash = createHash("sha256").update(body.bytes).digest("hex");
-  const { knownSkus, orderNotValid, refusal, processingError } = ctx.faults();
-  const result = ctx.store.submit(
-    { key: rawKey, hash, correlationId, skus: skus.skus, booking: skus.booking },
-    knownSkus,
-    {
-      refusal:
-        orderNotValid !== null
-          ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
-          : refusal,
-      failure: processingError,
-    },
-  );
+  // Posting holds the key: another POST of it waits its turn, and a GET of it waits for the commit.
+  const release = await ctx.locks.acquire(rawKey);
+  let result: SubmitResult;
+  try {
+    const { postingMs } = ctx.faults();
+    // A key with its order already reads it and answers: only a new order takes time to post.
+    const posts = ctx.store.get(rawKey) === undefined;
+    ctx.events.emit("posting", rawKey);
+    if (posts && postingMs > 0 && !(await waited(postingMs, ctx.closing))) return;
+    result = submit(ctx, { key: rawKey, hash, correlationId, skus: skus.skus, booking: skus.booking });
+  } finally {
+    release();
+  }
   switch (result.kind) {
     case "unknown_sku":
       sendError(res, 422, "UNKNOWN_SKU", `unknown article: ${result.sku}`);

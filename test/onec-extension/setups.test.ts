@@ -404,6 +404,45 @@ describe("re-running a record of contract 1 (<sender>/<id>)", () => {
   });
 });
 
+describe("a status read while the order is still being created", () => {
+  // The gateway asks GET /v1/events/{key} after its POST timed out, and takes the contract's 404 as proof that 1C
+  // holds no order (src/delivery/retry-policy.ts). Outside a transaction 1C waits for no managed lock, so a read
+  // without one answered 404 while the POST of the same key was still posting.
+  it("takes a shared lock on the key in a transaction before it reads, and the POST's lock is exclusive", () => {
+    const body = method(orders, "СостояниеСобытия").body;
+    const lockMade = callIndex(body, "БлокировкаСобытия");
+    const begin = callIndex(body, "НачатьТранзакцию");
+    const lock = body.findIndex(
+      (item) => item.type === "stmt" && compact(item.tokens) === "Блокировка.Заблокировать()",
+    );
+    const read = callIndex(body, "ПрочитатьПринятоеСобытие");
+    expect(lockMade).toBeGreaterThan(-1);
+    expect(compact(statements(body).flat())).toContain(
+      "РегистрыСведений.ИнтСайт_ПринятыеСобытия.БлокировкаСобытия(ИдентификаторСобытия,ПрежнийКлюч,Истина)",
+    );
+    expect(begin).toBeGreaterThan(lockMade);
+    expect(lock).toBeGreaterThan(begin);
+    expect(read).toBeGreaterThan(lock);
+
+    const register = moduleAt("InformationRegisters/ИнтСайт_ПринятыеСобытия/Ext/ManagerModule.bsl");
+    const lockBody = compact(statements(method(register, "БлокировкаСобытия").body).flat());
+    expect(lockBody).toContain("ЭлементБлокировки.Режим=РежимБлокировкиДанных.Разделяемый");
+    expect(lockBody).toContain("ЭлементБлокировки.Режим=РежимБлокировкиДанных.Исключительный");
+    // The POST's call leaves the third parameter at its default: exclusive.
+    const post = compact(statements(method(orders, "ОбработатьСобытие").body).flat());
+    expect(post).toContain("РегистрыСведений.ИнтСайт_ПринятыеСобытия.БлокировкаСобытия(Ключ,ПрежнийКлюч)");
+  });
+
+  it("answers 503 with Retry-After, not 404, when the read fails (the lock wait ran out)", () => {
+    const service = moduleAt(SERVICE);
+    const body = compact(statements(method(service, "ОтветНаСостояниеСобытия").body).flat());
+    expect(body).toContain("ИнтСайт_HTTPОтветы.ОтветВременноНедоступен(5,");
+    const read = body.indexOf("ИнтСайт_ОбработкаЗаказов.СостояниеСобытия(ИдентификаторСобытия)");
+    expect(read).toBeGreaterThan(-1);
+    expect(body.indexOf("ОтветВременноНедоступен")).toBeGreaterThan(read);
+  });
+});
+
 describe("the checks themselves", () => {
   it("enclosingConditions sees only the branch that holds the statement", () => {
     const lexed = lexBsl(
