@@ -335,6 +335,40 @@ describe("refused before recording", () => {
     expect((await statusOf(event.event_id)).status).toBe(404);
     expect(h.onec.postCount()).toBe(posts);
   });
+
+  describe("dates: RFC 3339 only, as 1C reads them", () => {
+    // RFC 3339 §5.6: date-time = full-date "T" full-time; time-offset = "Z" / time-numoffset ("+" / "-" HH ":" MM);
+    // "T" and "Z" may be lower case (§5.6 NOTE). The extension's РазборДатыISO reads exactly that and answers
+    // 400 BAD_EVENT, a final refusal, to anything else: ajv-formats' date-time also lets through a space for
+    // "T" and an offset without its colon, so such events were accepted here and lost in 1C.
+    it.each([
+      ["a space for T", "2026-11-29 12:34:56Z"],
+      ["an offset without its colon", "2026-11-29T15:34:56+0300"],
+      ["an offset of hours only", "2026-11-29T15:34:56+03"],
+      ["no offset", "2026-11-29T12:34:56"],
+    ])("422 schema-violation for %s, nothing recorded, nothing sent to 1C", async (_, stamp) => {
+      const posts = h.onec.postCount();
+      const event = orderPaidEvent((e) => {
+        e.payment.paid_at = stamp;
+      });
+      const problem = await expectProblem(await postEvent(h.gw.url, event), 422, "schema-violation");
+      expect((problem.errors as Array<{ path: string }>).map((e) => e.path)).toContain("/payment/paid_at");
+      expect((await statusOf(event.event_id)).status).toBe(404);
+      expect(h.onec.postCount()).toBe(posts);
+    });
+
+    it.each([
+      ["Z", "2026-11-29T12:34:56Z"],
+      ["fractions and an offset", "2026-11-29T15:34:56.123+03:00"],
+      ["a negative offset", "2026-11-29T07:34:56-05:00"],
+      ["lower-case t and z", "2026-11-29t12:34:56z"],
+    ])("201 for %s", async (_, stamp) => {
+      const event = orderPaidEvent((e) => {
+        e.payment.paid_at = stamp;
+      });
+      expect((await postEvent(h.gw.url, event)).status).toBe(201);
+    });
+  });
 });
 
 describe("status URL, health, correlation", () => {
