@@ -99,7 +99,7 @@ const INFO_DESCRIPTION = `Exactly-once gateway for paid-order events from e-comm
 - A repeat never makes a second order. A finished event answers every repeat with the first answer's bytes and \`Idempotent-Replayed: true\` (a success is then 200 instead of 201; a 422 or 502 stays as it was).
 - Not finished yet (1C slow or down, or another request is delivering it): 202 with \`Location\` (the status URL) and \`Retry-After\`. The event is committed and will not be lost: resend the same body after \`Retry-After\` seconds, or poll the status URL.
 - The same \`event_id\` with another body: 409 \`event-id-conflict\`. A new event needs a new \`event_id\`.
-- Refused before anything was recorded (400, 401, 408, 413, 414, 415, 417, 429, 503, and 422 \`schema-violation\` / \`business-rules-violated\`): fix what the problem says and send again under the same \`event_id\`.
+- Refused before anything was recorded (400, 401, 408, 413, 415, 417, 429, 503, and 422 \`schema-violation\` / \`business-rules-violated\`): fix what the problem says and send again under the same \`event_id\`.
 - Final refusals (422 \`onec-rejected\`, \`onec-conflict\`; 502 \`delivery-abandoned\`): do not resend; support replays the event once the cause is fixed.
 
 **Errors** are RFC 9457 \`application/problem+json\` documents with \`type\`, \`title\`, \`status\`, \`detail\`, \`code\`, \`correlation_id\` and \`retryable\`; every \`type\` resolves at \`GET /integration/v1/problems/{slug}\`. An unknown route is 404 \`not-found\`. A 500 is a bug, never an answer to bad data.

@@ -8,6 +8,9 @@ import { answers, EVERY_ROUTE, header, JSON_BODY, PATH_PARAMETER, SENDER_GATE, s
 
 const SENDER_SECURITY = [{ senderBearer: [] }];
 
+/** Behind the senders' rate limit: X-RateLimit-* on every answer to a request it counted. */
+const SENDER_ROUTE = { senderRateLimit: true } as const;
+
 const correlationId = Type.String({
   description:
     "1-128 of `A-Z a-z 0-9 . _ : @ / + = -`; anything else is replaced by a UUID (never refused). Echoed on every answer, logged, forwarded to 1C.",
@@ -58,7 +61,7 @@ export const postOrderPaidSchema = {
   summary: "Send an order-paid event",
   description: `Records the event durably, delivers it to 1C, and waits up to SYNC_WAIT_MS for the outcome. Validation is strict: no type coercion, unknown properties refused, money as two-decimal strings, a repeated JSON key refused. Business rules: \`order.total\` = Σ quantity × price + \`delivery.price\`; \`payment.amount\` = \`order.total\`; one currency.
 
-Resend the same body under the same \`event_id\` until the answer is final (200/201, 409, 422, 502); see the worked retry example. Answers of this route carry X-RateLimit-* headers while rate limiting is on.`,
+Resend the same body under the same \`event_id\` until the answer is final (200/201, 409, 422, 502); see the worked retry example. While rate limiting is on, every answer to a request counted against the sender's limit carries X-RateLimit-* headers (not a 401, nor a refusal made before the token is read).`,
   headers: Type.Object({
     "X-Correlation-ID": Type.Optional(correlationId),
     "Idempotency-Key": Type.Optional(
@@ -110,6 +113,7 @@ Resend the same body under the same \`event_id\` until the answer is final (200/
       "GW_ERR_DELIVERY_ABANDONED",
       "GW_ERR_STORAGE_UNAVAILABLE",
     ],
+    SENDER_ROUTE,
   ),
   "x-retry-example": EXAMPLES.retry,
 };
@@ -139,6 +143,7 @@ export const getOrderPaidStatusSchema = {
       }),
     },
     LOOK_UP,
+    SENDER_ROUTE,
   ),
 };
 
@@ -158,6 +163,7 @@ export const listOrderPaidAttemptsSchema = {
       }),
     },
     LOOK_UP,
+    SENDER_ROUTE,
   ),
 };
 

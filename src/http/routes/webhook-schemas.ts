@@ -60,7 +60,19 @@ const KeptDelivery = {
   },
 } as const;
 
+/** WooCommerce's creation ping (webhook-answers.ts "ping"); Shopify sends none, Tilda's test request gets `ok`. */
+const Ping = {
+  type: "object",
+  required: ["status"],
+  properties: { status: { type: "string", const: "ok" } },
+  additionalProperties: false,
+} as const;
+
 const EventOrKept = { oneOf: [WebhookEvent, KeptDelivery] };
+const EventKeptOrPing = { oneOf: [WebhookEvent, KeptDelivery, Ping] };
+
+/** Location is the event's: a kept delivery and the ping have none. */
+const EVENT_LOCATION = { Location: header("Location", "The event's status URL; not on a kept delivery or the ping.") };
 
 const PROBLEMS = [
   ...EVERY_ROUTE,
@@ -94,13 +106,18 @@ export function webhookRouteSchema(platform: Platform) {
             }),
           }
         : {
-            200: success(
+            200:
               platform === "woocommerce"
-                ? "A repeat of a recorded payment, a payment 1C refused, a delivery that is not a payment (kept as ignored), or the creation ping."
-                : "A repeat of a recorded payment, a payment 1C refused, or a delivery that is not a payment (kept as ignored).",
-              { schema: EventOrKept },
-              { Location: header("Location") },
-            ),
+                ? success(
+                    'A repeat of a recorded payment, a payment 1C refused, a delivery that is not a payment (kept as ignored), or the unsigned creation ping (`{"status":"ok"}`).',
+                    { schema: EventKeptOrPing },
+                    EVENT_LOCATION,
+                  )
+                : success(
+                    "A repeat of a recorded payment, a payment 1C refused, or a delivery that is not a payment (kept as ignored).",
+                    { schema: EventOrKept },
+                    EVENT_LOCATION,
+                  ),
             201: success(
               "A new payment: 1C made the order within the wait.",
               { schema: WebhookEvent },
@@ -109,7 +126,7 @@ export function webhookRouteSchema(platform: Platform) {
             202: success(
               "A new payment recorded, still in delivery to 1C; or a payment kept for support because it could not be mapped (unmapped).",
               { schema: EventOrKept },
-              { Location: header("Location") },
+              EVENT_LOCATION,
             ),
           },
       PROBLEMS,

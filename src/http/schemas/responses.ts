@@ -41,7 +41,7 @@ export const HEADERS = {
   "WWW-Authenticate": { description: "The bearer challenge of a 401.", type: "string" },
   "X-RateLimit-Limit": {
     description:
-      "Requests a sender may make per window. Sent on every answer of the senders' routes while rate limiting is on.",
+      "Requests a sender may make per window. Sent by the senders' order routes, while rate limiting is on, on every answer to a request counted against the sender's limit (once its token is checked); never by the webhook routes.",
     type: "string",
     pattern: "^[0-9]+$",
   },
@@ -65,7 +65,7 @@ const PROBLEM_HEADERS: Readonly<Partial<Record<ProblemCode, readonly HeaderName[
   GW_ERR_ONEC_CONFLICT: ["Location", "Idempotent-Replayed"],
   GW_ERR_DELIVERY_ABANDONED: ["Location", "Idempotent-Replayed"],
   GW_ERR_UNAUTHORIZED: ["WWW-Authenticate"],
-  GW_ERR_RATE_LIMITED: ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"],
+  GW_ERR_RATE_LIMITED: ["Retry-After"],
   GW_ERR_STORAGE_UNAVAILABLE: ["Retry-After"],
   GW_ERR_SHUTTING_DOWN: ["Retry-After"],
   GW_ERR_AUTH_THROTTLED: ["Retry-After"],
@@ -114,6 +114,42 @@ export const JSON_BODY = [
   "GW_ERR_UNSUPPORTED_MEDIA_TYPE",
 ] as const satisfies readonly ProblemCode[];
 
+/**
+ * The senders' order routes' rate limit (sender-rate-limit.ts limitSenderRate)
+ * sends these on every answer to a request it counted. The webhooks' limit,
+ * charged by hand once a signature verified, sends only Retry-After on its 429.
+ */
+const SENDER_RATE_HEADERS = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+] as const satisfies readonly HeaderName[];
+
+/**
+ * Problems answered before the sender's rate limit counts the request (its
+ * preParsing hook): by Node's HTTP parser, the router, or an onRequest hook
+ * (shutting down, HTTP version, the sender's token and its throttle). They
+ * carry no X-RateLimit-*.
+ */
+const BEFORE_THE_COUNT: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  ...EVERY_ROUTE,
+  ...PATH_PARAMETER,
+  "GW_ERR_UNAUTHORIZED",
+  "GW_ERR_AUTH_THROTTLED",
+]);
+
+/** What a route adds to every answer of its own. */
+export interface RouteTraits {
+  /** The route is behind the senders' rate limit, which reports the sender's budget in X-RateLimit-* headers. */
+  readonly senderRateLimit?: boolean;
+}
+
+/** The headers a problem carries on a route: its own, and the route's. */
+function problemHeaders(code: ProblemCode, traits: RouteTraits): readonly HeaderName[] {
+  const own = PROBLEM_HEADERS[code] ?? [];
+  return traits.senderRateLimit === true && !BEFORE_THE_COUNT.has(code) ? [...own, ...SENDER_RATE_HEADERS] : own;
+}
+
 interface Example {
   readonly summary?: string;
   readonly description?: string;
@@ -148,7 +184,7 @@ export function success(
 }
 
 /** The problem answers of a route: one per status, every problem type it can carry, each with an example. */
-function problemResponses(codes: readonly ProblemCode[]): Record<number, ResponseSchema> {
+function problemResponses(codes: readonly ProblemCode[], traits: RouteTraits): Record<number, ResponseSchema> {
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of new Set(codes)) {
     const { status } = problems[code];
@@ -158,8 +194,8 @@ function problemResponses(codes: readonly ProblemCode[]): Record<number, Respons
   for (const [status, group] of byStatus) {
     const slugs = (list: readonly ProblemCode[]) => list.map((code) => `\`${problems[code].slug}\``).join(", ");
     const headers: Record<string, HeaderSchema> = { "X-Correlation-ID": HEADERS["X-Correlation-ID"] };
-    for (const name of new Set(group.flatMap((code) => PROBLEM_HEADERS[code] ?? []))) {
-      const carriers = group.filter((code) => PROBLEM_HEADERS[code]?.includes(name));
+    for (const name of new Set(group.flatMap((code) => problemHeaders(code, traits)))) {
+      const carriers = group.filter((code) => problemHeaders(code, traits).includes(name));
       headers[name] =
         carriers.length === group.length
           ? header(name)
@@ -190,14 +226,23 @@ function problemResponses(codes: readonly ProblemCode[]): Record<number, Respons
 
 /**
  * A route's `schema.response`: its success answers and every problem it can
- * answer with, ordered by status. A status that is both is a mistake.
+ * answer with, ordered by status, each with the headers the route's traits
+ * add. A status that is both is a mistake.
  */
 export function answers(
   successes: Readonly<Record<number, ResponseSchema>>,
   codes: readonly ProblemCode[],
+  traits: RouteTraits = {},
 ): Record<number, ResponseSchema> {
-  const all: Record<number, ResponseSchema> = { ...successes };
-  for (const [status, response] of Object.entries(problemResponses(codes))) {
+  const routeHeaders: Partial<Record<HeaderName, HeaderSchema>> =
+    traits.senderRateLimit === true ? Object.fromEntries(SENDER_RATE_HEADERS.map((name) => [name, HEADERS[name]])) : {};
+  const all: Record<number, ResponseSchema> = Object.fromEntries(
+    Object.entries(successes).map(([status, response]) => [
+      status,
+      { ...response, headers: { ...response.headers, ...routeHeaders } },
+    ]),
+  );
+  for (const [status, response] of Object.entries(problemResponses(codes, traits))) {
     if (status in all) throw new Error(`${status} is both a success and a problem`);
     all[Number(status)] = response;
   }
