@@ -321,9 +321,17 @@ export function acceptedSourceRow(request: {
   return { ...rowOf(SOURCE_WRITTEN_COLUMNS, { ...storableDelivery(source), sender, eventId }), outcome: "accepted" };
 }
 
-/** A delivery's reason quotes the platform's values (a SKU), which the gateway does not refuse. */
-function storableDelivery<Delivery extends { reason: string | null }>(delivery: Delivery): Delivery {
-  return delivery.reason === null ? delivery : { ...delivery, reason: storableText(delivery.reason) };
+/**
+ * A delivery's reason quotes the platform's values (a SKU), which the gateway does not refuse; its
+ * payload holds no raw NUL since the door refuses one, but a register written before that may
+ * (`gateway import` from SQLite into PostgreSQL).
+ */
+function storableDelivery<Delivery extends { reason: string | null; payload: string }>(delivery: Delivery): Delivery {
+  return {
+    ...delivery,
+    reason: delivery.reason === null ? null : storableText(delivery.reason),
+    payload: storableText(delivery.payload),
+  };
 }
 
 /**

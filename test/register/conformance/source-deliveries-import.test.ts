@@ -46,6 +46,15 @@ describe.each(registerBackends())("moving platform deliveries on $name", (backen
       expect(kept.map((row) => row.id)).toEqual([expect.any(Number), expect.any(Number)]);
     });
 
+    it("keeps a payload and reason holding U+0000 (a register written before the door refused it) with U+FFFD", async () => {
+      // PostgreSQL's text cannot hold U+0000: the move from SQLite stopped at such a line, and every delivery after it.
+      const old = tildaUnmapped({ payload: "name=a\u0000b", reason: 'unknown SKU "A\u0000"' });
+      expect(await register.sources.importDelivery(old)).toBe("imported");
+      const [kept] = await all();
+      expect(kept?.payload).toBe("name=a\uFFFDb");
+      expect(kept?.reason).toBe('unknown SKU "A\uFFFD"');
+    });
+
     it("keeps a remapped delivery's event and time: the event's page still shows where it came from", async () => {
       const remapped = tildaUnmapped({ eventId: "tilda-order-1", remappedAt: T0 + HOUR });
       await register.reserve(reserveRequest({ sender: "shop-tilda", eventId: "tilda-order-1", now: T0 + HOUR }));
