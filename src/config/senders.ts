@@ -79,13 +79,21 @@ export function readSendersFile(path: string): SenderEntry[] {
 }
 
 export function checkUnique(senders: readonly SenderEntry[]): readonly SenderEntry[] {
-  const seen = new Set<string>();
+  // By lower case: 1C compares its idempotency keys (<sender>~<event_id>) without regard to case, so
+  // "shop" and "Shop" would share 1C's records, and one sender's order would answer the other's event.
+  const seen = new Map<string, string>();
   const digests = new Set<string>();
   for (const sender of senders) {
-    if (seen.has(sender.id)) throw new SenderConfigError(`sender "${sender.id}" is configured twice`);
+    const twin = seen.get(sender.id.toLowerCase());
+    if (twin === sender.id) throw new SenderConfigError(`sender "${sender.id}" is configured twice`);
+    if (twin !== undefined) {
+      throw new SenderConfigError(
+        `senders "${twin}" and "${sender.id}" differ only in case: 1C compares its keys without regard to case`,
+      );
+    }
     const digest = sender.tokenSha256.toString("hex");
     if (digests.has(digest)) throw new SenderConfigError(`two senders share one token (one is "${sender.id}")`);
-    seen.add(sender.id);
+    seen.set(sender.id.toLowerCase(), sender.id);
     digests.add(digest);
   }
   return senders;

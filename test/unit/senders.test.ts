@@ -41,6 +41,11 @@ describe("sender configuration", () => {
     expect(() => checkUnique(shared)).toThrow(/share one token/);
   });
 
+  it("refuses two senders whose ids differ only in case: 1C's keys compare without regard to case (1c/README.md)", () => {
+    const cased = parseSenderTokens("shop:token-0123456789abcdef,Shop:token-1123456789abcdef");
+    expect(() => checkUnique(cased)).toThrow(/"shop" and "Shop" differ only in case/);
+  });
+
   it("turns a bad sender setting into one configuration line", () => {
     expect(() => loadConfig({ ONEC_URL: "http://1c", SENDER_TOKENS: "x" })).toThrow(/^SENDER_TOKENS entries/);
   });
