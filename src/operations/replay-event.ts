@@ -20,7 +20,7 @@ export type ReplayOutcome = ReplayResult | { kind: "ambiguous"; senders: string[
 export async function replayEvent(register: EventRegister, command: ReplayCommand): Promise<ReplayOutcome> {
   const lookup = await lookUpEvent(register, command.eventId, command.sender);
   if (lookup.kind !== "found") return lookup;
-  const { requestedBy, reason, force, now } = command;
+  const { requestedBy, reason, force, now, expectedStatus } = command;
   return register.replay({
     sender: lookup.record.sender,
     eventId: command.eventId,
@@ -28,5 +28,6 @@ export async function replayEvent(register: EventRegister, command: ReplayComman
     reason,
     force,
     now,
+    ...(expectedStatus === undefined ? {} : { expectedStatus }),
   });
 }

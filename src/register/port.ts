@@ -299,6 +299,11 @@ export interface ReplayRequest {
   /** Send a SUCCEEDED event again; 1C answers with the order it already has. */
   force: boolean;
   now: number;
+  /**
+   * Replay only while the event is still in this status: a bulk replay chose it by its status, and it
+   * may have changed since (delivered meanwhile). Checked in the replay's own transaction.
+   */
+  expectedStatus?: EventStatus;
 }
 
 export type ReplayResult =
@@ -306,8 +311,11 @@ export type ReplayResult =
   | { kind: "missing" }
   | { kind: "refused"; reason: ReplayRefusal; record: EventRecord };
 
-/** Already SUCCEEDED (replayed only with force), or an attempt holds a live lease now. */
-export type ReplayRefusal = "succeeded" | "in_flight";
+/**
+ * Already SUCCEEDED (replayed only with force), an attempt holds a live lease now, or the event is
+ * no longer in the request's expectedStatus.
+ */
+export type ReplayRefusal = "succeeded" | "in_flight" | "changed";
 
 export interface Backlog {
   pending: number;

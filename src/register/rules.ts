@@ -5,6 +5,7 @@ import type {
   ClaimRequest,
   EventSnapshot,
   Release,
+  ReplayRefusal,
   ReplayRequest,
   Settlement,
 } from "./port.ts";
@@ -147,12 +148,18 @@ export function finishedAttempt(report: AttemptReport) {
 }
 
 /**
- * Why a replay is refused, if it is: a SUCCEEDED event only with force (1C
- * already has the order), and never while an attempt holds a live lease.
- * `now` is the clock the backend stamps leases with.
+ * Why a replay is refused, if it is: an event no longer in the status it was
+ * chosen by, a SUCCEEDED event only with force (1C already has the order),
+ * and never while an attempt holds a live lease. `now` is the clock the
+ * backend stamps leases with.
  */
-export function replayRefusal(row: EventRow, force: boolean, now: number): "succeeded" | "in_flight" | undefined {
-  if (row.status === EventStatus.SUCCEEDED && !force) return "succeeded";
+export function replayRefusal(
+  row: EventRow,
+  request: Pick<ReplayRequest, "force" | "expectedStatus">,
+  now: number,
+): ReplayRefusal | undefined {
+  if (request.expectedStatus !== undefined && row.status !== request.expectedStatus) return "changed";
+  if (row.status === EventStatus.SUCCEEDED && !request.force) return "succeeded";
   if (row.lease_until !== null && row.lease_until > now) return "in_flight";
   return undefined;
 }

@@ -14,7 +14,9 @@ export interface BulkReplayOptions extends ReplayRequestOptions, EventSelection 
  * Replays the events `list` would show, one by one, throttled to `rate` per
  * second so the gateway does not send 1C a burst. Each replay is its own
  * transaction: stopping half way (Ctrl-C) leaves the rest untouched.
- * 0 when every event was replayed, 1 when some were refused.
+ * An event is replayed only if it still has the status it was chosen by: one
+ * delivered meanwhile is left as it is (with --force it would go to 1C again).
+ * 0 when every event was replayed or had changed, 1 when some were refused.
  */
 export async function replayBulk(options: BulkReplayOptions, register: EventRegister, io: CliContext): Promise<number> {
   const records = await selectEvents(register, options);
@@ -36,13 +38,18 @@ export async function replayBulk(options: BulkReplayOptions, register: EventRegi
   const pauseMs = 1000 / options.rate;
   let replayed = 0;
   let refused = 0;
+  let changed = 0;
   for (const [index, record] of records.entries()) {
     if (index > 0) await io.sleep(pauseMs);
-    const outcome = await replayOne(register, record.eventId, options, io.now(), record.sender);
+    // Chosen by its status maybe minutes ago (--rate): replayed only if it still has it, in the replay's transaction.
+    const request = { ...options, expectedStatus: record.status };
+    const outcome = await replayOne(register, record.eventId, request, io.now(), record.sender);
     io.out(outcome.line);
     if (outcome.replayed) replayed += 1;
+    else if (outcome.changed === true) changed += 1;
     else refused += 1;
   }
-  io.out(`replayed ${replayed}, refused ${refused}`);
+  const moved = changed === 0 ? "" : `, ${changed} no longer ${options.status}`;
+  io.out(`replayed ${replayed}, refused ${refused}${moved}`);
   return refused === 0 ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 import { EventStatus } from "../../domain/event-status.ts";
 import { replayEvent } from "../../operations/replay-event.ts";
-import type { EventRecord, EventRegister } from "../../register/port.ts";
+import type { EventRecord, EventRegister, ReplayRefusal } from "../../register/port.ts";
 import type { CliContext } from "../context.ts";
 import { iso } from "../format.ts";
 
@@ -20,6 +20,8 @@ export interface ReplayEventOptions extends ReplayRequestOptions {
 
 export interface ReplayLine {
   replayed: boolean;
+  /** Not replayed because it left the status a bulk replay chose it by: nothing is wrong. */
+  changed?: boolean;
   /** `evt-1: FAILED_FINAL → PROCESSING (replay by x: reason)`, or why not. */
   line: string;
 }
@@ -31,7 +33,7 @@ export interface ReplayLine {
 export async function replayOne(
   register: EventRegister,
   eventId: string,
-  request: ReplayRequestOptions,
+  request: ReplayRequestOptions & { expectedStatus?: EventStatus },
   now: number,
   sender?: string,
 ): Promise<ReplayLine> {
@@ -49,11 +51,16 @@ export async function replayOne(
     case "ambiguous":
       return { replayed: false, line: `${eventId}: sent by ${outcome.senders.join(", ")}; add --sender <one of them>` };
     case "refused":
-      return { replayed: false, line: `${eventId}: refused: ${refusal(outcome.reason, outcome.record)}` };
+      return {
+        replayed: false,
+        changed: outcome.reason === "changed",
+        line: `${eventId}: ${outcome.reason === "changed" ? "" : "refused: "}${refusal(outcome.reason, outcome.record)}`,
+      };
   }
 }
 
-function refusal(reason: "succeeded" | "in_flight", record: EventRecord): string {
+function refusal(reason: ReplayRefusal, record: EventRecord): string {
+  if (reason === "changed") return `now ${record.status}, no longer what it was chosen by; left as it is`;
   if (reason === "succeeded") {
     const order = record.order === null ? "" : ` (order ${record.order.number})`;
     return `already SUCCEEDED${order}; add --force to send the same bytes again (1C answers with the order it has)`;

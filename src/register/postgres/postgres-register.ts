@@ -85,7 +85,7 @@ export class PostgresRegister extends RegisterCore {
               const locked = await q.selectEventForUpdate(tx, request.sender, request.eventId, { ...request, clock });
               if (locked === undefined) return { kind: "missing" } as const;
               const { row, now } = locked;
-              const refusal = replayRefusal(row, request.force, now);
+              const refusal = replayRefusal(row, request, now);
               if (refusal !== undefined) return { kind: "refused", reason: refusal, row } as const;
               const replayed = await q.replayEvent(tx, request, row, now);
               return { kind: "replayed", row: replayed, fromStatus: row.status } as const;

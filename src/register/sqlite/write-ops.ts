@@ -97,7 +97,7 @@ export const writeOps = {
     // The batch's write lock holds the row still while the refusal is decided on it.
     const row = sql.events.select.get(sender, eventId);
     if (row === undefined) return { kind: "missing" };
-    const refusal = replayRefusal(row, request.force, now);
+    const refusal = replayRefusal(row, request, now);
     if (refusal !== undefined) return { kind: "refused", reason: refusal, row };
     const columns = replayedColumns(row, now);
     const replayed = present(sql.events.replay(columns).get({ sender, eventId, ...columns }));

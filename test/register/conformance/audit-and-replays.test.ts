@@ -76,6 +76,30 @@ describe.each(registerBackends())("audit and replays on $name", (backend) => {
     expect(await register.replay({ ...base, now: T0 + 2, force: true })).toMatchObject({ kind: "replayed" });
   });
 
+  it("refuses, writing nothing, to replay an event no longer in the status it was chosen by (a bulk replay), even with force", async () => {
+    await register.reserve(reserveRequest());
+    const claim = await claimOne();
+    await register.settle(claim.lease, { status: EventStatus.SUCCEEDED, order, response: snapshot }, report, T0 + 1);
+    const chosenAsFailed = {
+      sender: "default",
+      eventId: "evt-1",
+      requestedBy: "ops",
+      reason: "bulk",
+      force: true,
+      now: T0 + 2,
+      expectedStatus: EventStatus.FAILED_FINAL,
+    };
+    expect(await register.replay(chosenAsFailed)).toMatchObject({
+      kind: "refused",
+      reason: "changed",
+      record: { status: "SUCCEEDED" },
+    });
+    expect(await register.listReplays("default", "evt-1")).toEqual([]);
+    expect((await register.find("default", "evt-1"))?.status).toBe("SUCCEEDED");
+    const chosenAsSucceeded = { ...chosenAsFailed, expectedStatus: EventStatus.SUCCEEDED };
+    expect(await register.replay(chosenAsSucceeded)).toMatchObject({ kind: "replayed", fromStatus: "SUCCEEDED" });
+  });
+
   it("fences out an attempt whose lease ran out before a replay: its late outcome does not land on the new round", async () => {
     await register.reserve(reserveRequest());
     const stale = await claimOne({ now: T0, leaseMs: 1000 });
