@@ -37,14 +37,28 @@ export function statusOption(raw: string | undefined): EventStatus {
   return status;
 }
 
-/** An ISO 8601 date or date-time (e.g. 2026-11-30 or 2026-11-30T10:00:00Z), as epoch ms. */
+/**
+ * An ISO 8601 date or date-time (e.g. 2026-11-30, 2026-11-30T10:00 or 2026-11-30T13:00:00+03:00), as
+ * epoch ms. Without a zone it is UTC, a date-time as a bare date (which Date.parse reads as UTC, but a
+ * date-time as local time): the console reads its bounds as UTC and the CLI prints UTC.
+ */
 export function timeOption(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw)
-    ? Date.parse(raw)
-    : Number.NaN;
-  if (Number.isNaN(ms)) throw new UsageError(`--${flag} must be an ISO 8601 time such as 2026-11-30T10:00:00Z`);
+  const parts = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(raw);
+  const [, date, time, zone] = parts ?? [];
+  const ms = time === undefined ? Date.parse(date ?? "") : Date.parse(`${date}T${time}${utcOffset(zone)}`);
+  if (Number.isNaN(ms)) {
+    throw new UsageError(
+      `--${flag} must be an ISO 8601 time such as 2026-11-30T10:00:00Z (UTC when no zone is given), got "${raw}"`,
+    );
+  }
   return ms;
+}
+
+/** Z for none; +0300 as +03:00, which Date.parse reads in every form. */
+function utcOffset(zone: string | undefined): string {
+  if (zone === undefined || zone === "Z") return "Z";
+  return zone.includes(":") ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
 }
 
 export function integerOption(flag: string, raw: string | undefined, fallback: number, min: number, max: number) {

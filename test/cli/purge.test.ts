@@ -102,9 +102,9 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     expect(await survivors(ids)).toEqual(["three-days", "young", "old-pending"]);
   });
 
-  it("takes --older-than-hours and --batch-size over RETENTION_HOURS", async () => {
+  it("takes --older-than-hours and --batch-size over RETENTION_HOURS (with --force below it)", async () => {
     const ids = await fill();
-    const run = gateway(["purge", "--older-than-hours", "48", "--batch-size", "1"], {
+    const run = gateway(["purge", "--older-than-hours", "48", "--batch-size", "1", "--force"], {
       ...db.env,
       RETENTION_HOURS: "2400",
     });
@@ -113,12 +113,47 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     expect(await survivors(ids)).toEqual(["young", "old-pending"]);
   });
 
-  it("--dry-run counts what would go and changes nothing", async () => {
+  it("--dry-run counts what would go, says the ignored deliveries go too, and changes nothing", async () => {
     const ids = await fill();
     const run = gateway(["purge", "--dry-run"], db.env);
     expect(run.status).toBe(0);
-    expect(run.stdout.trim()).toMatch(/^would purge 2 finished events older than \S+Z \(dry run: nothing deleted\)$/);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines).toHaveLength(2);
+    const [events, deliveries] = lines;
+    const match = /^would purge 2 finished events older than (\S+Z) \(dry run: nothing deleted\)$/.exec(events ?? "");
+    expect(match).not.toBeNull();
+    // The real run purges the platforms' ignored deliveries received before the same bound (docs/operations.md).
+    expect(deliveries).toBe(
+      `would purge the ignored platform deliveries received before ${match?.[1]} too (a dry run does not count them)`,
+    );
     expect(await survivors(ids)).toEqual(ids);
+    const left = await db.register.sources.list({ outcome: "ignored", limit: 10 });
+    expect(left.map((delivery) => delivery.key)).toEqual(["woocommerce:2", "woocommerce:1"]);
+  });
+
+  it("refuses an age under RETENTION_HOURS without --force, exit 2, saying why, deleting nothing", async () => {
+    const ids = await fill();
+    for (const args of [[], ["--dry-run"]]) {
+      const run = gateway(["purge", "--older-than-hours", "719", ...args], db.env);
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toMatch(
+        /^gateway purge: --older-than-hours 719 is under RETENTION_HOURS \(720\): .*WooCommerce.*new event.*--force/,
+      );
+      expect(run.stderr).toMatch(/Usage: gateway purge/);
+    }
+    const shorter = gateway(["purge", "--older-than-hours", "48"], { ...db.env, RETENTION_HOURS: "72" });
+    expect(shorter.status).toBe(2);
+    expect(shorter.stderr).toMatch(/^gateway purge: --older-than-hours 48 is under RETENTION_HOURS \(72\)/);
+    expect(await survivors(ids)).toEqual(ids);
+  });
+
+  it("takes an age at or over RETENTION_HOURS without --force", async () => {
+    const ids = await fill();
+    const run = gateway(["purge", "--older-than-hours", "96"], { ...db.env, RETENTION_HOURS: "96" });
+    expect([run.status, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toMatch(/^purged 2 finished events older than /);
+    expect(await survivors(ids)).toEqual(["three-days", "young", "old-pending"]);
   });
 
   it("refuses an age under a day, exit 2", async () => {

@@ -76,7 +76,8 @@ updated_at, last error (truncated).
 Options:
   --status STATUS   PROCESSING, SUCCEEDED, FAILED_RETRYABLE or FAILED_FINAL (required)
   --sender ID       only this sender's events (default: every sender's)
-  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z
+  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z; a time
+                    without a zone is UTC (2026-11-30T10:00), as is a date
   --until ISO       received at or before
   --limit N         at most N events (default ${DEFAULT_LIMIT}, up to ${MAX_LIMIT})
   --json            a JSON array of status views (the HTTP status URL's fields)

@@ -3,7 +3,7 @@ import { loadConfig } from "../../config/load-config.ts";
 import type { EventRegister } from "../../register/port.ts";
 import { DEFAULT_PURGE_BATCH_SIZE, purgeInBatches, purgeSourcesInBatches } from "../../retention/purger.ts";
 import { integerOption, noPositionals, parsing } from "../args.ts";
-import type { CliContext, Command } from "../context.ts";
+import { type CliContext, type Command, UsageError } from "../context.ts";
 import { iso } from "../format.ts";
 import { ONEC_URL_NOT_NEEDED, withRegister } from "../open-register.ts";
 
@@ -25,6 +25,10 @@ export async function purgeEvents(options: PurgeOptions, register: EventRegister
   if (options.dryRun) {
     const count = await register.countFinished({ olderThan });
     io.out(`would purge ${count} finished events older than ${iso(olderThan)} (dry run: nothing deleted)`);
+    // The register counts no deliveries (source-port.ts): say that they go too, rather than nothing.
+    io.out(
+      `would purge the ignored platform deliveries received before ${iso(olderThan)} too (a dry run does not count them)`,
+    );
     return 0;
   }
   const purged = await purgeInBatches(register, { olderThan, batchSize: options.batchSize });
@@ -39,7 +43,7 @@ export const purgeCommand: Command = {
   name: "purge",
   synopsis: "purge [--older-than-hours N]",
   summary: "delete old finished events (SUCCEEDED, FAILED_FINAL)",
-  help: `Usage: gateway purge [--older-than-hours N] [--batch-size N] [--dry-run]
+  help: `Usage: gateway purge [--older-than-hours N] [--force] [--batch-size N] [--dry-run]
 
 Deletes SUCCEEDED and FAILED_FINAL events that finished (or were last
 replayed) more than N hours ago, with their attempts and replay audit rows.
@@ -50,10 +54,17 @@ gateway does the same every PURGE_INTERVAL_MS on its own.
 
 A purged event is forgotten: if its sender sends the event_id again, it is
 accepted as a new event and only 1C's own idempotency check stops a second order.
+The gateway counts on remembering events for RETENTION_HOURS: a platform's
+webhook for a payment made up to RETENTION_HOURS less a day ago is taken as a
+resend (WooCommerce sends the whole order again on each of its updates), so an
+age under RETENTION_HOURS is refused unless --force is given.
 
 Options:
   --older-than-hours N  age limit (default RETENTION_HOURS, 720 = 30 days;
-                        at least ${MIN_HOURS})
+                        at least ${MIN_HOURS}, and at least RETENTION_HOURS
+                        unless --force)
+  --force               take an age under RETENTION_HOURS: a platform's
+                        resend of a purged paid order becomes a new event
   --batch-size N        events per transaction (default ${DEFAULT_PURGE_BATCH_SIZE}, up to ${MAX_BATCH_SIZE})
   --dry-run             count what would be deleted, delete nothing
 
@@ -66,6 +77,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
           "older-than-hours": { type: "string" },
           "batch-size": { type: "string" },
           "dry-run": { type: "boolean", default: false },
+          force: { type: "boolean", default: false },
         },
         allowPositionals: true,
       }),
@@ -83,6 +95,11 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
       batchSize: integerOption("batch-size", values["batch-size"], DEFAULT_PURGE_BATCH_SIZE, 1, MAX_BATCH_SIZE),
       dryRun: values["dry-run"],
     };
+    if (options.olderThanHours < retentionHours && !values.force) {
+      throw new UsageError(
+        `--older-than-hours ${options.olderThanHours} is under RETENTION_HOURS (${retentionHours}): the gateway takes a platform's webhook for a payment made up to RETENTION_HOURS less a day ago as a resend of an event it still holds, so a WooCommerce resend of a paid order purged sooner would be accepted as a new event and sent to 1C again. Add --force if that is what you want`,
+      );
+    }
     return withRegister(context.env, (register) => purgeEvents(options, register, context));
   },
 };

@@ -61,7 +61,8 @@ Options:
                     and 1C answers with the order it already has
 Bulk (--status instead of an event_id):
   --status STATUS   replay the events in this status, oldest received first
-  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z
+  --since ISO       received at or after, e.g. 2026-11-30T10:00:00Z; a time
+                    without a zone is UTC (2026-11-30T10:00), as is a date
   --until ISO       received at or before
   --limit N         at most N events (default ${DEFAULT_LIMIT}, up to ${MAX_LIMIT})
   --rate N          replays per second (default ${DEFAULT_RATE})
