@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { SECRET_VARIABLES } from "../../src/config/secret-files.ts";
+import { SECRET_VARIABLES, withSecretFiles } from "../../src/config/secret-files.ts";
+import { envOf, finalStage, readDockerfile } from "./dockerfile.ts";
 
 /**
  * compose.yaml passes its secrets as files (issue 22, finding 7), and Prometheus scrapes the
@@ -23,13 +24,28 @@ const environment = gateway.environment ?? {};
 
 describe("compose.yaml's secrets", () => {
   it("gives the gateway no secret in its environment, only NAME_FILE paths under /run/secrets", () => {
-    for (const name of SECRET_VARIABLES) expect(environment[name], name).toBeUndefined();
+    // Empty counts as unset (an image default is cleared that way); any value would be the secret itself.
+    for (const name of SECRET_VARIABLES) expect(environment[name] ?? "", name).toBe("");
     const files = Object.entries(environment).filter(([name]) => name.endsWith("_FILE") && name !== "SENDERS_FILE");
     expect(files.map(([name]) => name).sort()).toEqual(["DATABASE_URL_FILE", "METRICS_TOKEN_FILE"]);
     for (const [name, path] of files) {
       const secret = /^\/run\/secrets\/([\w-]+)$/.exec(path)?.[1];
       expect(gateway.secrets, `${name}=${path}`).toContain(secret);
     }
+  });
+
+  it("starts with the image's environment under compose's: the image's DATABASE_URL is unset beside DATABASE_URL_FILE", () => {
+    // Docker gives the container the image's ENV, then the service's environment over it.
+    const merged: Record<string, string> = {
+      ...envOf(finalStage(readDockerfile(join(repoRoot, "Dockerfile")))),
+      ...environment,
+    };
+    const secretFiles = new Map(
+      Object.entries(compose.secrets).map(([name, { file }]) => [`/run/secrets/${name}`, join(repoRoot, file)]),
+    );
+    const read = (path: string) => readFileSync(secretFiles.get(path) ?? path, "utf8");
+    const resolved = withSecretFiles(merged, read);
+    expect(resolved.DATABASE_URL).toBe(readFileSync(secretFiles.get("/run/secrets/database_url") ?? "", "utf8").trim());
   });
 
   it("has a file for every secret, holding a value", () => {
