@@ -215,6 +215,20 @@ describe("GET /v1/events/{id}", () => {
     await expectError(await fetch(`${emulator.url}/v1/events/nope`), 404, "NOT_FOUND");
   });
 
+  it("keeps one record for keys that differ only in letter case, as 1C's register does: 409 to the other spelling, 404 for its status", async () => {
+    const created = (await (await post(EXAMPLE, { "idempotency-key": "shop~ord-Ab1" })).json()) as OrderBody;
+    const other = await expectError(
+      await post(OTHER_BODY, { "idempotency-key": "shop~ord-aB1" }),
+      409,
+      "EVENT_ID_REUSED",
+    );
+    expect(other.error.message).toContain("letter case");
+    await expectError(await fetch(`${emulator.url}/v1/events/shop~ord-aB1`), 404, "NOT_FOUND");
+    const held = await fetch(`${emulator.url}/v1/events/shop~ord-Ab1`);
+    expect(((await held.json()) as OrderBody).order).toEqual(created.order);
+    expect(emulator.orders()).toHaveLength(1);
+  });
+
   it("waits for an order still posting under the key (1C's shared lock), and answers it, not 404", async () => {
     emulator.setFaults({ postingMs: 300 });
     const posting = once(emulator.events, "posting");

@@ -25,7 +25,7 @@ export async function handleEventStatus(
   const id = decodeSegment(encodedId);
   // A key outside the alphabet was never accepted by POST, so it cannot be there (contract 2).
   const valid = id !== undefined && isValidKey(id);
-  if (valid && !(await ctx.locks.freeWithin(id, ctx.faults().lockWaitMs, ctx.closing))) {
+  if (valid && !(await ctx.locks.freeWithin(id.toLowerCase(), ctx.faults().lockWaitMs, ctx.closing))) {
     sendError(
       res,
       503,

@@ -159,7 +159,8 @@ export async function handleOrderPaid(
 
   const hash = createHash("sha256").update(body.bytes).digest("hex");
   // Posting holds the key: another POST of it waits its turn, and a GET of it waits for the commit.
-  const release = await ctx.locks.acquire(rawKey);
+  // 1C's lock is on the register's key value, which it compares without regard to case.
+  const release = await ctx.locks.acquire(rawKey.toLowerCase());
   let result: SubmitResult;
   try {
     const { postingMs } = ctx.faults();
@@ -180,6 +181,14 @@ export async function handleOrderPaid(
       return;
     case "failed":
       sendProcessingError(res, result.message);
+      return;
+    case "case_conflict":
+      sendError(
+        res,
+        409,
+        "EVENT_ID_REUSED",
+        `Idempotency-Key ${rawKey} differs only in letter case from ${result.record.key}, which 1C already holds (1C compares keys without regard to case): send this event under another event_id`,
+      );
       return;
     case "conflict":
       sendError(

@@ -25,6 +25,8 @@ export type SubmitResult =
   | { kind: "created"; record: EmulatorOrder }
   | { kind: "replayed"; record: EmulatorOrder }
   | { kind: "conflict"; record: EmulatorOrder }
+  /** 1C holds a key that differs from this one only in letter case: one record for both. */
+  | { kind: "case_conflict"; record: EmulatorOrder }
   | { kind: "unknown_sku"; sku: string }
   | { kind: "refused"; refusal: Refusal }
   | { kind: "failed"; message: string };
@@ -57,6 +59,7 @@ export interface OrderStoreOptions {
  * runs in one tick, so concurrent requests with one key cannot both create.
  */
 export class OrderStore {
+  /** By the key in lower case: 1C compares its register's keys without regard to case. */
   readonly #byKey = new Map<string, EmulatorOrder>();
   readonly #newId: () => string;
   readonly #now: () => Date;
@@ -76,7 +79,7 @@ export class OrderStore {
    */
   restore(records: Iterable<EmulatorOrder>): void {
     for (const record of records) {
-      this.#byKey.set(record.key, copy(record));
+      this.#byKey.set(folded(record.key), copy(record));
       const number = /^ORD-(\d+)$/.exec(record.order.number)?.[1];
       if (number !== undefined) this.#sequence = Math.max(this.#sequence, Number(number));
     }
@@ -93,6 +96,9 @@ export class OrderStore {
     newKey: NewKeyOutcome = { refusal: null, failure: null },
   ): SubmitResult {
     const existing = this.#find(submission.key);
+    if (existing !== undefined && !isRecordOf(existing, submission.key)) {
+      return { kind: "case_conflict", record: copy(existing) };
+    }
     if (existing !== undefined) {
       return { kind: existing.hash === submission.hash ? "replayed" : "conflict", record: copy(existing) };
     }
@@ -118,14 +124,15 @@ export class OrderStore {
       this.#sequence -= 1;
       throw error;
     }
-    this.#byKey.set(record.key, record);
+    this.#byKey.set(folded(record.key), record);
     return { kind: "created", record: copy(record) };
   }
 
   /** By key, or by the key the same event had under contract 1 (`<sender>/<id>` for `<sender>~<id>`). */
   get(key: string): EmulatorOrder | undefined {
     const record = this.#find(key);
-    return record === undefined ? undefined : copy(record);
+    // Another key's record (the same but for letter case) is not this event's order.
+    return record === undefined || !isRecordOf(record, key) ? undefined : copy(record);
   }
 
   /** Map iteration follows insertion, which is creation order. */
@@ -135,7 +142,7 @@ export class OrderStore {
 
   #find(key: string): EmulatorOrder | undefined {
     const legacy = legacyKey(key);
-    return this.#byKey.get(key) ?? (legacy === undefined ? undefined : this.#byKey.get(legacy));
+    return this.#byKey.get(folded(key)) ?? (legacy === undefined ? undefined : this.#byKey.get(folded(legacy)));
   }
 
   clear(): void {
@@ -151,4 +158,13 @@ function copy(record: EmulatorOrder): EmulatorOrder {
       ? {}
       : { booking: { ...record.booking, lines: record.booking.lines.map((line) => ({ ...line })) } };
   return { ...record, order: { ...record.order }, ...booking };
+}
+
+function folded(key: string): string {
+  return key.toLowerCase();
+}
+
+/** The record is this key's, or its contract-1 key's, letter for letter. */
+function isRecordOf(record: EmulatorOrder, key: string): boolean {
+  return record.key === key || record.key === legacyKey(key);
 }

@@ -147,6 +147,7 @@ describe("OnecClient and the 1C contract agree", () => {
       "not-json-content-type",
       "status-of-processing-error",
       "status-of-delivered",
+      "status-of-other-case-key",
       "status-of-unknown",
     ]);
     expect(emulator.orders()).toHaveLength(1);

@@ -40,6 +40,7 @@ describe("the emulator keeps the 1C contract", () => {
       "processing-error",
       "status-of-processing-error",
       "status-of-delivered",
+      "status-of-other-case-key",
       "status-of-unknown",
     ]);
   });

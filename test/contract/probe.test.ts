@@ -53,6 +53,7 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     expect(run.stdout).toMatch(/^repeat +200 order +200 order ORD-000001 +ok$/m);
     expect(run.stdout).toMatch(/^unknown-article +422 UNKNOWN_SKU +422 UNKNOWN_SKU +ok$/m);
     expect(run.stdout).toMatch(/^status-of-unknown +404 NOT_FOUND +404 NOT_FOUND +ok$/m);
+    expect(run.stdout).toMatch(/^status-of-other-case-key +404 NOT_FOUND +404 NOT_FOUND +ok$/m);
     expect(run.stdout).toMatch(/^health +200 contract 3 +200 contract 3 +ok$/m);
     expect(run.stdout).toMatch(/^key-dot +400 BAD_IDEMPOTENCY_KEY +400 BAD_IDEMPOTENCY_KEY +ok$/m);
     // A base cannot be made to fail on demand: the staged cases are named, with what they need, not run.
@@ -63,7 +64,7 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     expect(run.stdout).toMatch(
       /^1C reports contract version 3, extension version \d+\.\d+\.\d+\.\d+; this gateway speaks contract version 3\.$/m,
     );
-    expect(run.stdout).toMatch(/All 17 cases run passed/);
+    expect(run.stdout).toMatch(/All 18 cases run passed/);
     expect(run.stdout).toMatch(/^3 staged cases were not run/m);
     // One run, one order: the one the operator is warned about.
     expect(emulator.orders()).toHaveLength(1);

@@ -443,6 +443,24 @@ describe("a status read while the order is still being created", () => {
   });
 });
 
+describe("keys that differ only in letter case (1C compares its register's keys without regard to case)", () => {
+  it("a record read under another key's spelling is not this key's: POST refuses 409 before anything else, GET is 404", () => {
+    const post = method(orders, "ОбработатьСобытие").body;
+    const check = callIndex(post, "ЭтоЗаписьКлюча");
+    expect(check).toBeGreaterThan(callIndex(post, "ПрочитатьПринятоеСобытие"));
+    expect(check).toBeLessThan(callIndex(post, "РезультатПоОбработанномуСобытию"));
+    expect(check).toBeLessThan(callIndex(post, "СоздатьДокументыПоСобытию"));
+    const refusal = compact(statements(method(orders, "РезультатПоКлючуДругогоРегистра").body).flat());
+    expect(refusal).toContain('РезультатСОшибкой("Конфликт","EVENT_ID_REUSED"');
+    const status = method(orders, "СостояниеСобытия").body;
+    expect(callIndex(status, "ЭтоЗаписьКлюча")).toBeGreaterThan(callIndex(status, "ПрочитатьПринятоеСобытие"));
+    // The language's "=" on strings is case-sensitive: no ВРег/НРег may fold the comparison.
+    const same = compact(statements(method(orders, "ЭтоЗаписьКлюча").body).flat());
+    expect(same).toContain("Записанный=Ключ");
+    expect(same).not.toMatch(/ВРег|НРег/u);
+  });
+});
+
 describe("the checks themselves", () => {
   it("enclosingConditions sees only the branch that holds the statement", () => {
     const lexed = lexBsl(
