@@ -17,6 +17,7 @@ import { DEFAULT_SENDER } from "./register/senders.ts";
 import { reportingWrites, Writability } from "./register/writability.ts";
 import { Purger } from "./retention/purger.ts";
 import type { SourceSettings } from "./sources/port.ts";
+import { withinDeadline } from "./util/deadline.ts";
 
 /**
  * A delivery lease outlives the longest attempt by a margin, so an attempt
@@ -44,6 +45,12 @@ export function deliveryPolicyOf(config: GatewayConfig): DeliveryPolicy {
     maxOnecErrors: config.onecErrorAttempts,
   };
 }
+
+/**
+ * How long a stop waits for calls to 1C in flight before it cuts them short: within main.ts's
+ * 10 s after the drain, leaving 3 s to write their attempts and close the register.
+ */
+export const CALLS_IN_FLIGHT_GRACE_MS = 7_000;
 
 export function processOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -90,14 +97,22 @@ export async function createDeliveryStack(
       breaker: {
         failureThreshold: config.breakerFailures,
         cooldownMs: config.breakerCooldownMs,
-        maxCooldownMs: Math.max(config.breakerCooldownMs, config.breakerMaxCooldownMs),
+        // Never below cooldownMs: loadConfig refuses a cap set lower.
+        maxCooldownMs: config.breakerMaxCooldownMs,
       },
     },
   );
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await deliverer.stop();
+      const stopped = deliverer.stop().then(() => true);
+      // Calls still out after the grace end now, and their attempts are written as cut short (not
+      // charged, due at once): a stop that waited for them could outlast the process's own budget.
+      if (!(await withinDeadline(stopped, CALLS_IN_FLIGHT_GRACE_MS, false))) {
+        logger.warn({ in_flight: deliverer.inFlight }, "stopping: calls to 1C still in flight are cut short");
+        onec.abortCalls();
+        await stopped;
+      }
       await onec.close();
       await register.close();
     })();

@@ -1,5 +1,6 @@
 import { EventStatus } from "../domain/event-status.ts";
 import { abandonedSnapshot, type OnecOrder, refusalSnapshot, successSnapshot } from "../domain/first-answer.ts";
+import { STOPPING_ERROR_CLASS } from "../onec/classify-response.ts";
 import type { OnecEventLookup, OnecOutcome } from "../onec/outcome.ts";
 import type { EventRecord, FinalSettlement, Settlement } from "../register/port.ts";
 
@@ -109,6 +110,20 @@ export function verdictFor(
   if (outcome.kind !== "retryable")
     return { kind: "settle", settlement: answeredSettlement(policy, record, outcome, now, random) };
   const error = `${outcome.errorClass}: ${outcome.message}`;
+  // Cut short by this process stopping: no fault of the event or of 1C, so it costs nothing and is due
+  // at once, for the instances still running.
+  if (outcome.errorClass === STOPPING_ERROR_CLASS) {
+    return {
+      kind: "settle",
+      settlement: {
+        status: EventStatus.FAILED_RETRYABLE,
+        error,
+        errorClass: outcome.errorClass,
+        nextAttemptAt: now,
+        charged: false,
+      },
+    };
+  }
   if (record.roundAttempts >= policy.maxAttempts) {
     return {
       kind: "ask",

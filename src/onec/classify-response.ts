@@ -94,8 +94,26 @@ export function classifyLookupError(error: unknown): OnecEventLookup {
   return { kind: "unknown", errorClass, message };
 }
 
+/** The error a call ends with when the process stops during it (OnecClient.abortCalls). */
+export class GatewayStoppingError extends Error {
+  override readonly name = "GatewayStoppingError";
+  constructor() {
+    super("the gateway stopped during the call");
+  }
+}
+
+/** The error class of an attempt cut short by the process stopping: retried, not charged. */
+export const STOPPING_ERROR_CLASS = "gateway_stopping";
+
 /** Network failures: undici puts the reason in `code`, global fetch in `cause.code`. */
 export function classifyError(error: unknown): Extract<OnecOutcome, { kind: "retryable" }> {
+  if (error instanceof GatewayStoppingError) {
+    return {
+      kind: "retryable",
+      errorClass: STOPPING_ERROR_CLASS,
+      message: `${error.message}; 1C may have taken it, and the next attempt gets its order back`,
+    };
+  }
   const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
   if (err?.name === "TimeoutError" || err?.name === "AbortError") {
     return { kind: "retryable", errorClass: "timeout", message: "1C did not answer in time" };

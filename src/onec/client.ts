@@ -1,7 +1,13 @@
 import { Agent, type Dispatcher, request } from "undici";
 import type { TraceContext } from "../observability/trace-context.ts";
 import { deadline } from "../util/deadline.ts";
-import { classifyError, classifyLookup, classifyLookupError, classifyResponse } from "./classify-response.ts";
+import {
+  classifyError,
+  classifyLookup,
+  classifyLookupError,
+  classifyResponse,
+  GatewayStoppingError,
+} from "./classify-response.ts";
 import { keyPathSegment } from "./contract/key.ts";
 import type { OnecEventLookup, OnecOutcome } from "./outcome.ts";
 
@@ -40,6 +46,8 @@ export class OnecClient {
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
+  /** Aborted by abortCalls(): the calls in flight end at once, as GatewayStoppingError. */
+  readonly #stopping = new AbortController();
   #closing: Promise<void> | undefined;
 
   constructor(options: OnecClientOptions) {
@@ -65,7 +73,7 @@ export class OnecClient {
     };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
     if (delivery.trace !== undefined) addTraceHeaders(headers, delivery.trace);
-    const timeout = deadline(this.#timeoutMs);
+    const timeout = deadline(this.#timeoutMs, this.#stopping.signal);
     try {
       const response = await request(this.#url, {
         method: "POST",
@@ -92,7 +100,7 @@ export class OnecClient {
     const headers: Record<string, string> = { accept: "application/json", "x-correlation-id": correlationId };
     if (this.#auth !== undefined) headers.authorization = this.#auth;
     if (trace !== undefined) addTraceHeaders(headers, trace);
-    const timeout = deadline(this.#timeoutMs);
+    const timeout = deadline(this.#timeoutMs, this.#stopping.signal);
     try {
       const response = await request(`${this.#base}/v1/events/${keyPathSegment(idempotencyKey)}`, {
         method: "GET",
@@ -106,6 +114,16 @@ export class OnecClient {
     } finally {
       timeout.clear();
     }
+  }
+
+  /**
+   * Ends every call in flight now, and any made later at once: the process is
+   * stopping and cannot wait for them. Each ends as a retryable outcome of
+   * class `gateway_stopping` (1C may have taken the order; the next attempt's
+   * POST gets it back).
+   */
+  abortCalls(): void {
+    this.#stopping.abort(new GatewayStoppingError());
   }
 
   /** Idempotent: undici rejects a second close() of one dispatcher. */

@@ -20,8 +20,18 @@ export function withinDeadline<T>(outcome: Promise<T>, ms: number, late: T): Pro
   return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
 }
 
-export function deadline(ms: number): Deadline {
+/** `linked`: a signal that ends the work sooner, with its own reason (the process stopping). */
+export function deadline(ms: number, linked?: AbortSignal): Deadline {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  const follow = () => controller.abort(linked?.reason);
+  if (linked?.aborted === true) follow();
+  else linked?.addEventListener("abort", follow, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      linked?.removeEventListener("abort", follow);
+    },
+  };
 }

@@ -6,6 +6,7 @@ import {
   type Verdict,
   verdictFor,
 } from "../../src/delivery/retry-policy.ts";
+import { classifyError, GatewayStoppingError } from "../../src/onec/classify-response.ts";
 import type { Settlement } from "../../src/register/port.ts";
 import { eventRecord, T0 } from "../support/records.ts";
 
@@ -142,6 +143,28 @@ describe("verdictFor", () => {
       mid,
     );
     expect(settle(next)).toMatchObject({ status: "FAILED_RETRYABLE", errorClass: "onec_unauthorized", charged: false });
+  });
+});
+
+describe("verdictFor: a call cut short because this process stops", () => {
+  const stopping = classifyError(new GatewayStoppingError());
+
+  it("is classified as its own retryable class, not as 1C's timeout", () => {
+    expect(stopping).toMatchObject({ kind: "retryable", errorClass: "gateway_stopping" });
+  });
+
+  it("costs the round nothing and is due at once, even on the round's last attempt: no ending, no lookup", () => {
+    const lastOfRound = eventRecord({ roundAttempts: policy.maxAttempts });
+    expect(verdictFor(policy, lastOfRound, stopping, T0, mid)).toEqual({
+      kind: "settle",
+      settlement: {
+        status: "FAILED_RETRYABLE",
+        error: `gateway_stopping: ${stopping.message}`,
+        errorClass: "gateway_stopping",
+        nextAttemptAt: T0,
+        charged: false,
+      },
+    });
   });
 });
 
