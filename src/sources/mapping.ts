@@ -71,6 +71,53 @@ export function itemsForLine(line: {
 }
 
 /**
+ * `amount` (minor units, not negative) shared out over `weights` in proportion:
+ * each share rounded down, and the units the rounding left go one each to the
+ * largest remainders (the earlier on a tie), so the shares add up to `amount`
+ * exactly. `weights` are not negative and, unless `amount` is 0, not all 0.
+ */
+export function sharesOf(weights: readonly bigint[], amount: bigint): bigint[] {
+  if (amount === 0n) return weights.map(() => 0n);
+  const sum = weights.reduce((a, b) => a + b, 0n);
+  if (amount < 0n || sum <= 0n || weights.some((weight) => weight < 0n)) {
+    throw new Error(`cannot share ${amount} over the weights ${weights.join(", ")}`);
+  }
+  const shares = weights.map((weight) => (amount * weight) / sum);
+  let left = amount - shares.reduce((a, b) => a + b, 0n);
+  const byRemainder = weights
+    .map((weight, index) => ({ index, remainder: (amount * weight) % sum }))
+    .sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1));
+  for (const { index } of byRemainder) {
+    if (left === 0n) break;
+    shares[index] = (shares[index] as bigint) + 1n;
+    left -= 1n;
+  }
+  return shares;
+}
+
+/**
+ * An order-level discount spread over the lines in proportion to what each
+ * line costs (sharesOf): the discounted lines add up to the lines less the
+ * discount exactly, and no line goes below zero. A discount larger than the
+ * lines is a mapping error, worded with `names`. Returns each line's total after it.
+ */
+export function spreadDiscount(
+  lineTotals: readonly bigint[],
+  discount: bigint,
+  names: { discount: string; lines: string } = { discount: "the discount", lines: "the lines" },
+): bigint[] {
+  if (discount === 0n) return [...lineTotals];
+  const sum = lineTotals.reduce((a, b) => a + b, 0n);
+  if (discount > sum) {
+    throw new MappingError(
+      `${names.discount} ${money(discount, names.discount)} is more than ${names.lines} cost (${money(sum, "the sum")})`,
+    );
+  }
+  const shares = sharesOf(lineTotals, discount);
+  return lineTotals.map((total, index) => total - (shares[index] as bigint));
+}
+
+/**
  * The 1C article for a platform SKU: through the sender's map when there is
  * one (then an unlisted SKU is unknown), else the SKU itself. `fallbacks` are
  * the line's other ids ("variant:123"), tried in the map when the SKU is empty.

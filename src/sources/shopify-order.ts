@@ -114,6 +114,19 @@ function skuFallbacks(line: Json): string[] {
   return ids;
 }
 
+/**
+ * A tip: Shopify writes it as a line item with no SKU, variant or product,
+ * marked by `tip_payment_gateway` and `tip_payment_method`, which the REST
+ * Order resource documents as "present only on tips" (null when unknown, so
+ * it is the field's presence that tells).
+ */
+function isTip(line: Json): boolean {
+  return Object.hasOwn(line, "tip_payment_gateway") || Object.hasOwn(line, "tip_payment_method");
+}
+
+/** The SKU map's name for a tip: no article exists for it in the shop's catalogue. */
+const TIP_SKU = "tip";
+
 function itemsOf(order: Json, amounts: Money, settings: SourceSettings, taxesIncluded: boolean): Item[] {
   const lines = listOf(order.line_items);
   if (lines.length === 0) throw new MappingError("the order has no line_items");
@@ -123,11 +136,70 @@ function itemsOf(order: Json, amounts: Money, settings: SourceSettings, taxesInc
     if (typeof quantity !== "number" || !Number.isSafeInteger(quantity) || quantity < 1) {
       throw new MappingError(`${what} has quantity ${JSON.stringify(quantity)}`);
     }
-    const sku = articleFor(textOf(line.sku), settings, skuFallbacks(line));
     const gross = grossOf(amounts.of(line, "price", what) * BigInt(quantity), line, amounts, taxesIncluded, what);
+    const sku = isTip(line)
+      ? tipArticle(settings, gross, what)
+      : articleFor(textOf(line.sku), settings, skuFallbacks(line));
     if (gross < 0n) throw new MappingError(`${what} (SKU "${sku}") comes out negative after its discounts`);
     return itemsForLine({ sku, name: textOf(line.name) ?? textOf(line.title), quantity, lineTotal: gross });
   });
+}
+
+/** A tip's 1C article: the SKU map's entry for `tip`, else a mapping error that says so. */
+function tipArticle(settings: SourceSettings, gross: bigint, what: string): string {
+  const article = settings.skus?.get(TIP_SKU);
+  if (article !== undefined) return article;
+  throw new MappingError(
+    `${what} is a tip of ${money(gross, "the tip")}: map "${TIP_SKU}" in the sender's SKU map to book it`,
+  );
+}
+
+/**
+ * Why an order cannot be booked from its lines as they stand: it was edited
+ * after it was placed (a manual payment, cash on delivery or bank transfer, is
+ * captured after an edit). Shopify then keeps each line's ordered `quantity`
+ * and its discount allocations, removed units included; `current_quantity`
+ * and `current_total_price` are what is left, and what the customer paid.
+ * Which discounts and taxes went with the removed units the payload does not
+ * say, so the order is left to support rather than booked at a guess.
+ * Undefined for an order not edited. Older API versions (before 2024-01) have
+ * no current_quantity; current_total_price still tells.
+ */
+function editOf(order: Json): string | undefined {
+  const changes: string[] = [];
+  const placed = amountsOf(order, "total_price");
+  const current = amountsOf(order, "current_total_price");
+  for (const [index, now] of current.entries()) {
+    const then = placed[index];
+    if (
+      now !== undefined &&
+      then !== undefined &&
+      minorUnits(now, "current_total_price") !== minorUnits(then, "total_price")
+    ) {
+      changes.push(`current_total_price ${now} is not total_price ${then}`);
+      break;
+    }
+  }
+  for (const [index, line] of listOf(order.line_items).entries()) {
+    const now = line.current_quantity;
+    if (typeof now === "number" && now !== line.quantity) {
+      const name = textOf(line.name) ?? textOf(line.title) ?? "";
+      changes.push(
+        `line_items[${index}] "${name}" has current_quantity ${now} of quantity ${JSON.stringify(line.quantity)}`,
+      );
+    }
+  }
+  if (changes.length === 0) return undefined;
+  return `the order was edited after it was placed (${changes.join("; ")}): its lines still hold the units and discounts as ordered, so support books it by hand`;
+}
+
+/** A total as the plain string, the set's shop money and its presentment money (undefined where absent). */
+function amountsOf(order: Json, field: string): Array<string | undefined> {
+  const set = objectOf(order[`${field}_set`]);
+  const plain = order[field];
+  return [plain, objectOf(set?.shop_money)?.amount, objectOf(set?.presentment_money)?.amount].map((amount) =>
+    typeof amount === "string" || typeof amount === "number" ? String(amount) : undefined,
+  );
 }
 
 type Delivery = NonNullable<OrderPaidEvent["order"]["delivery"]>;
@@ -184,6 +256,8 @@ export function shopifyOrderEvent(
 ): OrderPaidEvent {
   const amounts = moneyOf(order, settings);
   const currency = currencyFor(amounts.currency, settings);
+  const edit = editOf(order);
+  if (edit !== undefined) throw new MappingError(edit);
   const taxesIncluded = order.taxes_included === true;
   const items = itemsOf(order, amounts, settings, taxesIncluded);
   const shipping = deliveryOf(order, amounts, settings, taxesIncluded);
@@ -229,7 +303,13 @@ export function shopifyOrderEvent(
   };
 }
 
+/**
+ * The payment's provider: the first of `payment_gateway_names` that is not a
+ * gift card, since a gift card that paid part of the order is listed first
+ * (["gift_card", "shopify_payments"]); "gift_card" when it paid it all.
+ */
 function gatewayOf(names: unknown): string | undefined {
-  const first = Array.isArray(names) ? textOf(names[0]) : undefined;
-  return first?.trim().slice(0, 128);
+  const given = (Array.isArray(names) ? names : []).flatMap((name) => textOf(name)?.trim() ?? []);
+  const chosen = given.find((name) => name !== "gift_card") ?? given[0];
+  return chosen?.slice(0, 128);
 }

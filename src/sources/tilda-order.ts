@@ -11,6 +11,7 @@ import {
   minorUnits,
   money,
   shippingMethodFor,
+  spreadDiscount as spreadOverLines,
 } from "./mapping.ts";
 import type { SourceSettings } from "./port.ts";
 
@@ -100,24 +101,7 @@ export function tildaKey(orderId: string): string {
  * exactly, and no line goes below zero. Returns each line's total after it.
  */
 export function spreadDiscount(lineTotals: readonly bigint[], discount: bigint): bigint[] {
-  if (discount === 0n) return [...lineTotals];
-  const sum = lineTotals.reduce((a, b) => a + b, 0n);
-  if (discount > sum) {
-    throw new MappingError(
-      `payment.discount ${money(discount, "payment.discount")} is more than the products cost (${money(sum, "the sum")})`,
-    );
-  }
-  const shares = lineTotals.map((total) => (discount * total) / sum);
-  let left = discount - shares.reduce((a, b) => a + b, 0n);
-  const byRemainder = lineTotals
-    .map((total, index) => ({ index, remainder: (discount * total) % sum }))
-    .sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1));
-  for (const { index } of byRemainder) {
-    if (left === 0n) break;
-    shares[index] = (shares[index] as bigint) + 1n;
-    left -= 1n;
-  }
-  return lineTotals.map((total, index) => total - (shares[index] as bigint));
+  return spreadOverLines(lineTotals, discount, { discount: "payment.discount", lines: "the products" });
 }
 
 interface Line {

@@ -4,12 +4,13 @@ import {
   articleFor,
   currencyFor,
   customerOf,
-  type Item,
   itemsForLine,
   MappingError,
   minorUnits,
   money,
+  sharesOf,
   shippingMethodFor,
+  spreadDiscount,
 } from "./mapping.ts";
 import type { SourceSettings } from "./port.ts";
 
@@ -52,17 +53,48 @@ export function wooOrderEvent(order: WooRecord, eventId: string, settings: Sourc
   const number = textOf(order.number) ?? id;
   const paidAt = paidInstant(order);
   const currency = currencyFor(order.currency, settings);
-  const items = [...lineItems(order, settings), ...feeItems(order, settings)];
-  if (items.length === 0) throw new MappingError("the order has no line items");
-  const delivery = deliveryOf(order, settings);
+  const lines = lineItems(order, settings);
+  const fees = feeLines(order, settings);
+  const charged = [...lines, ...fees.charged];
+  if (charged.length === 0) throw new MappingError("the order has no line items");
+  const shipping = shippingOf(order);
   const total = minorUnits(order.total, "total");
-  const added = items.reduce((sum, item) => sum + BigInt(item.quantity) * minorUnits(item.price, "price"), 0n);
-  const sum = added + (delivery === undefined ? 0n : minorUnits(delivery.price, "shipping"));
+  const discount = fees.discounts.reduce((sum, fee) => sum - fee.gross, 0n);
+  const shippingGross = shipping?.gross ?? 0n;
+  const added = charged.reduce((sum, line) => sum + line.gross, 0n) + shippingGross - discount;
+  const rounding = added === total ? undefined : taxRounding(order, charged, fees.discounts, shipping, total - added);
+  const grosses = rounding?.grosses ?? charged.map((line) => line.gross);
+  // Negative fees come off the line items only: charged fees keep their price.
+  const feeNames = fees.discounts.map((fee) => `"${fee.name}"`).join(", ");
+  const names = {
+    discount: `the negative fee${fees.discounts.length > 1 ? "s" : ""} ${feeNames}`,
+    lines: "the line items",
+  };
+  const discounted = [
+    ...spreadDiscount(grosses.slice(0, lines.length), discount, names),
+    ...grosses.slice(lines.length),
+  ];
+  const items = charged.flatMap((line, index) =>
+    itemsForLine({ sku: line.sku, name: line.name, quantity: line.quantity, lineTotal: discounted[index] as bigint }),
+  );
+  const shippingPrice = shippingGross + (rounding?.shipping ?? 0n);
+  const sum =
+    items.reduce((sum, item) => sum + BigInt(item.quantity) * minorUnits(item.price, "price"), 0n) +
+    (shipping === undefined ? 0n : shippingPrice);
   if (sum !== total) {
     throw new MappingError(
       `total is ${money(total, "total")}, but the lines, fees and shipping add up to ${money(sum, "the sum")}`,
     );
   }
+  const method = shippingMethodFor(shipping?.method, settings);
+  const delivery =
+    shipping === undefined
+      ? undefined
+      : {
+          ...(method === undefined ? {} : { method }),
+          ...(shipping.address === undefined ? {} : { address: shipping.address }),
+          price: money(shippingPrice, "shipping"),
+        };
   const createdAt = gmtInstant(order.date_created_gmt);
   const transactionId = textOf(order.transaction_id);
   const provider = textOf(order.payment_method);
@@ -92,18 +124,23 @@ export function wooOrderEvent(order: WooRecord, eventId: string, settings: Sourc
   };
 }
 
-function lineItems(order: WooRecord, settings: SourceSettings): Item[] {
-  return recordsOf(order.line_items, "line_items").flatMap((line) => {
+/** A line item or a charged fee: `quantity` units for `gross` (total + total_tax), `tax` of it. */
+interface Charged {
+  sku: string;
+  name: string | undefined;
+  quantity: number;
+  gross: bigint;
+  tax: bigint;
+}
+
+function lineItems(order: WooRecord, settings: SourceSettings): Charged[] {
+  return recordsOf(order.line_items, "line_items").map((line) => {
     const sku = articleFor(textOf(line.sku), settings, lineIds(line));
     if (typeof line.quantity !== "number") {
       throw new MappingError(`the line with SKU "${sku}" has quantity ${JSON.stringify(line.quantity)}`);
     }
-    return itemsForLine({
-      sku,
-      name: textOf(line.name),
-      quantity: line.quantity,
-      lineTotal: grossOf(line, `line "${sku}"`),
-    });
+    const { gross, tax } = amountsOf(line, `line "${sku}"`);
+    return { sku, name: textOf(line.name), quantity: line.quantity, gross, tax };
   });
 }
 
@@ -115,20 +152,31 @@ function lineIds(line: WooRecord): string[] {
   return ids;
 }
 
+/** A negative fee: a discount (`gross` below zero, its tax `tax`). */
+interface Discount {
+  name: string;
+  gross: bigint;
+  tax: bigint;
+}
+
 /**
  * Fees (gift wrap, payment surcharges) are money the customer paid, so each
  * is an item; they have no SKU, so 1C's article must come from the SKU map
- * under `fee:<name>`. A negative fee (a discount added as a fee) has no item
- * to be booked as.
+ * under `fee:<name>`. A negative fee is how many discount and payment-method
+ * plugins give a discount (`total` "-10.00" with its `total_tax`): it is
+ * spread over the line items like a coupon, and needs no article.
  */
-function feeItems(order: WooRecord, settings: SourceSettings): Item[] {
-  return recordsOf(order.fee_lines, "fee_lines").flatMap((fee) => {
+function feeLines(order: WooRecord, settings: SourceSettings): { charged: Charged[]; discounts: Discount[] } {
+  const charged: Charged[] = [];
+  const discounts: Discount[] = [];
+  for (const fee of recordsOf(order.fee_lines, "fee_lines")) {
     const name = textOf(fee.name) ?? "";
-    if ([fee.total, fee.total_tax].some((amount) => typeof amount === "string" && amount.trim().startsWith("-"))) {
-      throw new MappingError(`fee "${name}" is negative (${String(fee.total)}): it cannot be booked as an item`);
+    const { gross, tax } = amountsOf(fee, `fee "${name}"`, true);
+    if (gross < 0n) {
+      discounts.push({ name, gross, tax });
+      continue;
     }
-    const gross = grossOf(fee, `fee "${name}"`);
-    if (gross === 0n) return [];
+    if (gross === 0n) continue;
     let sku: string;
     try {
       sku = articleFor(undefined, settings, [`fee:${name}`]);
@@ -138,15 +186,23 @@ function feeItems(order: WooRecord, settings: SourceSettings): Item[] {
         `fee "${name}" (${money(gross, "the fee")}) has no 1C article: map "fee:${name}" in the sender's SKU map`,
       );
     }
-    return itemsForLine({ sku, name, quantity: 1, lineTotal: gross });
-  });
+    charged.push({ sku, name, quantity: 1, gross, tax });
+  }
+  return { charged, discounts };
 }
 
-function deliveryOf(order: WooRecord, settings: SourceSettings): OrderPaidEvent["order"]["delivery"] {
+interface Shipping {
+  method: string | undefined;
+  address: string | undefined;
+  gross: bigint;
+  /** Each shipping line's total_tax. */
+  taxes: bigint[];
+}
+
+function shippingOf(order: WooRecord): Shipping | undefined {
   const lines = recordsOf(order.shipping_lines, "shipping_lines");
   if (lines.length === 0) return undefined;
-  const price = lines.reduce((sum, line, index) => sum + grossOf(line, `shipping line ${index + 1}`), 0n);
-  const method = shippingMethodFor(textOf(lines[0]?.method_id), settings);
+  const amounts = lines.map((line, index) => amountsOf(line, `shipping line ${index + 1}`));
   const shipping = isRecord(order.shipping) ? order.shipping : {};
   const address = addressOf(
     [shipping.address_1, shipping.address_2, shipping.city, shipping.state, shipping.postcode, shipping.country].map(
@@ -154,10 +210,65 @@ function deliveryOf(order: WooRecord, settings: SourceSettings): OrderPaidEvent[
     ),
   );
   return {
-    ...(method === undefined ? {} : { method }),
-    ...(address === undefined ? {} : { address }),
-    price: money(price, "shipping"),
+    method: textOf(lines[0]?.method_id),
+    address,
+    gross: amounts.reduce((sum, line) => sum + line.gross, 0n),
+    taxes: amounts.map((line) => line.tax),
   };
+}
+
+/**
+ * The cents WooCommerce's "Round tax at subtotal level" leaves between the
+ * lines and the order (woocommerce_tax_round_at_subtotal = yes). Each line's
+ * tax is kept unrounded and the order's cart_tax, shipping_tax and total_tax
+ * are their sums rounded once, but the webhook writes each line's total_tax
+ * rounded on its own (woocommerce/woocommerce#25720): three lines of 0.99 at
+ * 7.5 % are 0.07 of tax each and 0.22 together, paid 3.19 while the lines say
+ * 3.18. `difference` (the order's total less what the lines add up to) is
+ * taken for such rounding only when the order's total_tax differs from the
+ * lines' taxes by exactly as much, and by at most a cent for each line with
+ * tax; it then goes to the shipping as far as shipping_tax says the shipping
+ * lines' rounding made it, and the rest to the line items and charged fees
+ * with tax, in proportion to their tax (sharesOf). Undefined otherwise: the
+ * order then stays unmapped with both figures.
+ */
+function taxRounding(
+  order: WooRecord,
+  charged: readonly Charged[],
+  discounts: readonly Discount[],
+  shipping: Shipping | undefined,
+  difference: bigint,
+): { grosses: bigint[]; shipping: bigint } | undefined {
+  const cartTaxes = [...charged.map((line) => line.tax), ...discounts.map((fee) => fee.tax)];
+  const shippingTaxes = shipping?.taxes ?? [];
+  const taxes = [...cartTaxes, ...shippingTaxes];
+  const taxedLines = BigInt(taxes.filter((tax) => tax !== 0n).length);
+  const orderTax = optionalAmount(order.total_tax, "total_tax");
+  if (orderTax === undefined || orderTax - sumOf(taxes) !== difference) return undefined;
+  if (difference > taxedLines || -difference > taxedLines) return undefined;
+  const cartTax = optionalAmount(order.cart_tax, "cart_tax");
+  const shippingTax = optionalAmount(order.shipping_tax, "shipping_tax");
+  let toShipping = 0n;
+  if (shipping !== undefined && cartTax !== undefined && shippingTax !== undefined) {
+    const cartDifference = cartTax - sumOf(cartTaxes);
+    const shippingDifference = shippingTax - sumOf(shippingTaxes);
+    if (cartDifference + shippingDifference === difference) toShipping = shippingDifference;
+  }
+  const toLines = difference - toShipping;
+  const weights = charged.map((line) => (line.tax > 0n ? line.tax : 0n));
+  if (toLines !== 0n && sumOf(weights) === 0n) return undefined;
+  const shares = sharesOf(weights, toLines < 0n ? -toLines : toLines);
+  const sign = toLines < 0n ? -1n : 1n;
+  return { grosses: charged.map((line, index) => line.gross + sign * (shares[index] as bigint)), shipping: toShipping };
+}
+
+function sumOf(amounts: readonly bigint[]): bigint {
+  return amounts.reduce((sum, amount) => sum + amount, 0n);
+}
+
+/** An order-level amount that may be missing (a plugin's order): undefined then, signed otherwise. */
+function optionalAmount(amount: unknown, what: string): bigint | undefined {
+  return amount === undefined || amount === null || amount === "" ? undefined : signedUnits(amount, what);
 }
 
 function customerFor(order: WooRecord, number: string): OrderPaidEvent["order"]["customer"] {
@@ -173,9 +284,21 @@ function customerFor(order: WooRecord, number: string): OrderPaidEvent["order"][
   });
 }
 
-/** What the customer paid for a line, shipping line or fee: after coupons, with its tax. */
-function grossOf(line: WooRecord, what: string): bigint {
-  return minorUnits(line.total, `the total of ${what}`) + minorUnits(line.total_tax ?? "0", `the total_tax of ${what}`);
+/**
+ * What the customer paid for a line, shipping line or fee (after coupons, with
+ * its tax) and the tax in it. Only a fee's amounts may be negative.
+ */
+function amountsOf(line: WooRecord, what: string, signed = false): { gross: bigint; tax: bigint } {
+  const read = signed ? signedUnits : minorUnits;
+  const tax = read(line.total_tax ?? "0", `the total_tax of ${what}`);
+  return { gross: read(line.total, `the total of ${what}`) + tax, tax };
+}
+
+/** An amount that may be negative ("-10.00", -10): minorUnits of its magnitude, with its sign. */
+function signedUnits(amount: unknown, what: string): bigint {
+  if (typeof amount === "number" && amount < 0) return -minorUnits(-amount, what);
+  if (typeof amount === "string" && amount.trim().startsWith("-")) return -minorUnits(amount.trim().slice(1), what);
+  return minorUnits(amount, what);
 }
 
 function recordsOf(value: unknown, field: string): WooRecord[] {

@@ -15,6 +15,7 @@ import {
   shopifyLineItem,
   shopifyOrder,
   shopifyShippingLine,
+  shopifyTipLine,
   sign,
 } from "../support/platforms/shopify.ts";
 
@@ -444,6 +445,132 @@ describe("Shopify adapter: SKUs and currency the sender has not configured", () 
   it("leaves unmapped an order whose tax is more than its total", () => {
     const reading = readOrder(shopifyOrder({ total_tax: "120.00" }));
     expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringContaining("order.tax") });
+  });
+});
+
+describe("Shopify adapter: an order edited before it was paid (cash on delivery, bank transfer)", () => {
+  // Ordered: 2 × Tea at 50.00 and shipping 10.00, 110.00 with VAT included. Before the
+  // manual payment was captured the merchant removed one Tea (Orders → Edit). Shopify
+  // keeps the line's ordered `quantity` and its discounts; `current_quantity` and the
+  // `current_*` totals are what is left, and what the customer paid: 50.00 + 10.00.
+  const tea = shopifyLineItem({ quantity: 2, current_quantity: 1 });
+  const edited = shopifyOrder({
+    financial_status: "paid",
+    payment_gateway_names: ["Cash on Delivery (COD)"],
+    total_price: "110.00",
+    total_price_set: moneySet("110.00", "RUB"),
+    current_total_price: "60.00",
+    current_total_price_set: moneySet("60.00", "RUB"),
+    current_subtotal_price: "50.00",
+    current_total_tax: "10.00",
+    line_items: [tea],
+  });
+  const paidNow = cents(edited.current_total_price);
+
+  it("is kept for support, not booked at the quantities and total it was placed with", () => {
+    expect(paidNow).toBeLessThan(cents(edited.total_price));
+    const reading = readOrder(edited);
+    expect(reading).toMatchObject({ kind: "unmapped", key: "shopify:820982911946154508" });
+    const reason = reading.kind === "unmapped" ? reading.reason : "";
+    expect(reason).toMatch(/edited/);
+    expect(reason).toContain(edited.current_total_price);
+    expect(reason).toContain(edited.total_price);
+  });
+
+  it("is kept for support when only a line's current_quantity shows the edit", () => {
+    // Both totals already the edited one: the line still holds the removed unit.
+    const reading = readOrder({
+      ...edited,
+      total_price: edited.current_total_price,
+      total_price_set: moneySet(edited.current_total_price, "RUB"),
+    });
+    expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringMatching(/edited/) });
+    expect(reading.kind === "unmapped" && reading.reason).toContain(
+      `current_quantity ${tea.current_quantity} of quantity ${tea.quantity}`,
+    );
+  });
+
+  it("is kept for support when only current_total_price shows it (an API version before current_quantity)", () => {
+    const { current_quantity: _dropped, ...withoutCurrent } = tea;
+    const reading = readOrder({ ...edited, line_items: [withoutCurrent] });
+    expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringMatching(/edited/) });
+  });
+
+  it("is kept for support when a line was removed entirely (current_quantity 0)", () => {
+    const mug = shopifyLineItem({ id: 518995019, sku: "SKU-003", title: "Mug", quantity: 1, current_quantity: 0 });
+    const reading = readOrder(shopifyOrder({ line_items: [shopifyLineItem(), mug] }));
+    expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringContaining('"Mug"') });
+  });
+
+  it("books an order whose current figures are those it was placed with", () => {
+    const payload = shopifyOrder({ current_total_price_set: moneySet("110.00", "RUB") });
+    expect(payload.line_items[0]?.current_quantity).toBe(payload.line_items[0]?.quantity);
+    expect(paidEvent(readOrder(payload)).order.total).toBe(payload.current_total_price);
+  });
+});
+
+describe("Shopify adapter: tips", () => {
+  // 2 × Tea 50.00 + shipping 10.00 (VAT included) and a tip of 5.00: 115.00 paid.
+  const tip = shopifyTipLine("5.00", "RUB");
+  const payload = shopifyOrder({
+    total_price: "115.00",
+    total_price_set: moneySet("115.00", "RUB"),
+    total_tip_received: "5.00",
+    line_items: [shopifyLineItem(), tip],
+  });
+
+  it("keeps an order with a tip the SKU map does not name, saying to map `tip`", () => {
+    const reading = readOrder(payload, { skus: new Map([["SKU-001", "00-001"]]) });
+    expect(reading).toMatchObject({ kind: "unmapped", key: "shopify:820982911946154508" });
+    const reason = reading.kind === "unmapped" ? reading.reason : "";
+    expect(reason).toContain(`tip of ${payload.total_tip_received}`);
+    expect(reason).toContain('"tip"');
+  });
+
+  it("says the same without a SKU map, where a tip has no article either", () => {
+    const reading = readOrder(payload);
+    expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringContaining('"tip"') });
+  });
+
+  it("books the tip as the article the SKU map gives `tip`", () => {
+    const event = paidEvent(
+      readOrder(payload, {
+        skus: new Map([
+          ["SKU-001", "00-001"],
+          ["tip", "00-TIP"],
+        ]),
+      }),
+    );
+    expect(event.order.items).toContainEqual({ sku: "00-TIP", name: tip.title, quantity: 1, price: tip.price });
+    expect(cents(tip.price)).toBe(cents(payload.total_tip_received ?? "x"));
+    expect(event.order.total).toBe(payload.total_price);
+    expect(itemsAndDelivery(event)).toBe(cents(payload.total_price));
+  });
+
+  it("does not take a line without SKU and product for a tip unless Shopify marks it as one", () => {
+    const { tip_payment_gateway: _g, tip_payment_method: _m, ...custom } = tip;
+    const reading = readOrder(
+      { ...payload, line_items: [shopifyLineItem(), custom] },
+      {
+        skus: new Map([
+          ["SKU-001", "00-001"],
+          ["tip", "00-TIP"],
+        ]),
+      },
+    );
+    expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringContaining("no SKU") });
+  });
+});
+
+describe("Shopify adapter: the payment's provider", () => {
+  it("names the card, not the gift card, when a gift card paid part of the order", () => {
+    const payload = shopifyOrder({ payment_gateway_names: ["gift_card", "shopify_payments"] });
+    expect(paidEvent(readOrder(payload)).payment.provider).toBe(payload.payment_gateway_names?.[1]);
+  });
+
+  it("names the gift card when it paid the whole order", () => {
+    const payload = shopifyOrder({ payment_gateway_names: ["gift_card"] });
+    expect(paidEvent(readOrder(payload)).payment.provider).toBe("gift_card");
   });
 });
 

@@ -43,12 +43,27 @@ export interface ShopifyLineItem {
   title: string;
   name?: string;
   quantity: number;
+  /**
+   * The units still on the order: `quantity` less the units removed by an
+   * order edit or refunded (REST 2024-01 on, "the line item's current
+   * quantity after removals"). `quantity` keeps the units ordered.
+   */
+  current_quantity?: number;
   /** The unit price before discounts; with tax when the order's taxes_included is true. */
   price: string;
   price_set?: MoneySet;
   total_discount: string;
   discount_allocations: ShopifyDiscountAllocation[];
   tax_lines: ShopifyTaxLine[];
+  gift_card?: boolean;
+  requires_shipping?: boolean;
+  taxable?: boolean;
+  product_exists?: boolean;
+  fulfillment_status?: string | null;
+  /** "The payment gateway used to tender the tip, such as shopify_payments. Present only on tips." (null is present). */
+  tip_payment_gateway?: string | null;
+  /** "The payment method used to tender the tip, such as Visa. Present only on tips." */
+  tip_payment_method?: string | null;
 }
 
 export interface ShopifyShippingLine {
@@ -109,7 +124,13 @@ export interface ShopifyOrder {
   /** The tax in total_price (contained in the prices when taxes_included, added on top otherwise). */
   total_tax: string;
   total_discounts: string;
+  /** The total after order edits, returns and refunds; `total_price` may stay the total as placed. */
   current_total_price: string;
+  current_subtotal_price?: string;
+  current_total_tax?: string;
+  current_total_price_set?: MoneySet;
+  /** The sum of the tips in the order (shop currency). */
+  total_tip_received?: string;
   total_price_set: MoneySet;
   total_tax_set?: MoneySet;
   total_shipping_price_set: MoneySet;
@@ -145,9 +166,12 @@ export function moneySet(
   };
 }
 
-/** The §1.7 line: 2 × "Tea" at 50.00, 20 % VAT included (16.67). */
+/**
+ * The §1.7 line: 2 × "Tea" at 50.00, 20 % VAT included (16.67). Its
+ * current_quantity is its quantity (nothing removed) unless given.
+ */
 export function shopifyLineItem(overrides: Partial<ShopifyLineItem> = {}): ShopifyLineItem {
-  return {
+  const line: ShopifyLineItem = {
     id: 487817672276298554n,
     variant_id: 642667041472713922n,
     product_id: 788032119674292922n,
@@ -161,6 +185,40 @@ export function shopifyLineItem(overrides: Partial<ShopifyLineItem> = {}): Shopi
     tax_lines: [{ title: "VAT", rate: 0.2, price: "16.67" }],
     ...overrides,
   };
+  return { ...line, current_quantity: overrides.current_quantity ?? line.quantity };
+}
+
+/**
+ * A tip as Shopify writes it into line_items: no SKU, variant or product, not
+ * shippable or taxable, and `tip_payment_gateway` / `tip_payment_method`,
+ * which the REST Order resource documents as "present only on tips" (present
+ * with null when the gateway is not known). The other values are those of a
+ * real order's tip line (community.shopify.com/t/topic/410117, secondary):
+ * title and name "Tip", product_exists false, fulfillment_status "not_eligible".
+ */
+export function shopifyTipLine(amount: string, currency: string, overrides: Partial<ShopifyLineItem> = {}) {
+  return shopifyLineItem({
+    id: 16365225869621,
+    variant_id: null,
+    product_id: null,
+    sku: null,
+    title: "Tip",
+    name: "Tip",
+    quantity: 1,
+    price: amount,
+    price_set: moneySet(amount, currency),
+    total_discount: "0.00",
+    discount_allocations: [],
+    tax_lines: [],
+    gift_card: false,
+    requires_shipping: false,
+    taxable: false,
+    product_exists: false,
+    fulfillment_status: "not_eligible",
+    tip_payment_gateway: null,
+    tip_payment_method: null,
+    ...overrides,
+  });
 }
 
 /** The §1.7 shipping line: courier, 10.00 with 20 % VAT included (1.67). */
@@ -181,7 +239,8 @@ export function shopifyShippingLine(overrides: Partial<ShopifyShippingLine> = {}
 /**
  * The §1.7 example (Shopify's sample order 820982911946154508, amounts made
  * consistent): RUB, 2 × 50.00 + 10.00 shipping = 110.00 paid, tax included
- * 18.34. Overrides replace top-level fields.
+ * 18.34. Overrides replace top-level fields; current_total_price is
+ * total_price (an order not edited) unless given.
  */
 export function shopifyOrder(overrides: Partial<ShopifyOrder> = {}): ShopifyOrder {
   const address: ShopifyAddress = {
@@ -206,7 +265,7 @@ export function shopifyOrder(overrides: Partial<ShopifyOrder> = {}): ShopifyOrde
     subtotal_price: "100.00",
     total_tax: "18.34",
     total_discounts: "0.00",
-    current_total_price: "110.00",
+    current_total_price: overrides.total_price ?? "110.00",
     total_price_set: moneySet("110.00", "RUB"),
     total_shipping_price_set: moneySet("10.00", "RUB"),
     email: "jon@example.com",
