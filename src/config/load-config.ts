@@ -128,6 +128,8 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     );
   }
   const onecMaxConcurrency = integer(env, "ONEC_MAX_CONCURRENCY", 4, 1, 256);
+  const onec = onecCredentials(text(env, "ONEC_USER"), env.ONEC_PASSWORD);
+  const breakerCooldownMs = integer(env, "BREAKER_COOLDOWN_MS", 1000, 10, 3_600_000);
   const senderEntries = senders(env);
   const admin = adminToken(text(env, "ADMIN_TOKEN"));
   const operatorEntries = configValue(() =>
@@ -143,8 +145,8 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", onecMaxConcurrency + 10, 1, 1000),
     databaseClock: oneOf(env, "DATABASE_CLOCK", ["database", "node"] as const, "database"),
     onecUrl: checkedOnecUrl(onecUrl),
-    onecUser: onecUser(text(env, "ONEC_USER")),
-    onecPassword: env.ONEC_PASSWORD,
+    onecUser: onec.user,
+    onecPassword: onec.password,
     onecTimeoutMs: integer(env, "ONEC_TIMEOUT_MS", 10_000, 100, 600_000),
     syncWaitMs: integer(env, "SYNC_WAIT_MS", 2000, 0, 60_000),
     bodyLimit: integer(env, "BODY_LIMIT", 256 * 1024, 1024, 16 * 1024 * 1024),
@@ -160,8 +162,11 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     onecMaxConcurrency,
     deliveryPollMs: integer(env, "DELIVERY_POLL_MS", 1000, 10, 60_000),
     breakerFailures: integer(env, "BREAKER_FAILURES", 5, 1, 1000),
-    breakerCooldownMs: integer(env, "BREAKER_COOLDOWN_MS", 1000, 10, 3_600_000),
-    breakerMaxCooldownMs: integer(env, "BREAKER_MAX_COOLDOWN_MS", 3000, 10, 3_600_000),
+    breakerCooldownMs,
+    breakerMaxCooldownMs: breakerMaxCooldown(
+      optionalInteger(env, "BREAKER_MAX_COOLDOWN_MS", 10, 3_600_000),
+      breakerCooldownMs,
+    ),
     deliverer: oneOf(env, "DELIVERER", ["on", "off"] as const, "on") === "on",
     adminToken: admin,
     operators: operatorEntries,
@@ -268,10 +273,34 @@ function metricsToken(
   return token;
 }
 
-/** RFC 7617 §2: Basic authentication's user-id cannot contain a colon. */
-function onecUser(user: string | undefined): string | undefined {
+/**
+ * 1C's Basic credentials. RFC 7617 §2: the user-id cannot contain a colon. A
+ * password without a user (a misspelt ONEC_USER) would never be sent, and
+ * every call would get 401: refused. A user alone sends an empty password,
+ * which a 1C infobase user may have.
+ */
+function onecCredentials(
+  user: string | undefined,
+  password: string | undefined,
+): { user: string | undefined; password: string | undefined } {
   if (user?.includes(":")) throw new ConfigError('ONEC_USER must not contain ":" (HTTP Basic authentication)');
-  return user;
+  if (user === undefined && password !== undefined && password !== "") {
+    throw new ConfigError(
+      "ONEC_PASSWORD is set without ONEC_USER (or ONEC_USER_FILE): 1C's Basic credentials need the user too; set it, or unset ONEC_PASSWORD",
+    );
+  }
+  return { user, password };
+}
+
+/** The breaker's cooldown doubles up to the cap, 3000 by default (never below the cooldown); a cap set below it is refused. */
+function breakerMaxCooldown(cap: number | undefined, cooldownMs: number): number {
+  if (cap === undefined) return Math.max(3000, cooldownMs);
+  if (cap < cooldownMs) {
+    throw new ConfigError(
+      `BREAKER_MAX_COOLDOWN_MS (${cap}) is below BREAKER_COOLDOWN_MS (${cooldownMs}): the cooldown starts at BREAKER_COOLDOWN_MS and doubles up to BREAKER_MAX_COOLDOWN_MS; raise the cap or lower the cooldown`,
+    );
+  }
+  return cap;
 }
 
 function text(env: Env, name: string): string | undefined {

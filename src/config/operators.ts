@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { parseJsonText } from "./json-text.ts";
 import { type SenderEntry, sha256 } from "./senders.ts";
 
 /**
@@ -58,7 +59,7 @@ export function configuredOperators(sources: OperatorSources): readonly Operator
 export function readOperatorsFile(path: string): OperatorEntry[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    parsed = parseJsonText(readFileSync(path, "utf8"));
   } catch (error) {
     throw new OperatorConfigError(`OPERATORS_FILE ${path} cannot be read as JSON: ${(error as Error).message}`);
   }

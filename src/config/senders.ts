@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { parseJsonText } from "./json-text.ts";
 
 /**
  * Who may send events. Tokens are kept only as SHA-256 digests: SENDER_TOKENS
@@ -63,7 +64,7 @@ export function senderOf(token: string, senders: readonly SenderEntry[]): string
 export function readSendersFile(path: string): SenderEntry[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    parsed = parseJsonText(readFileSync(path, "utf8"));
   } catch (error) {
     throw new SenderConfigError(`SENDERS_FILE ${path} cannot be read as JSON: ${(error as Error).message}`);
   }

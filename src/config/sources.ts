@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { PLATFORMS, type Platform, type SourceSettings } from "../sources/port.ts";
+import { parseJsonText } from "./json-text.ts";
 import { SENDER_ID_PATTERN } from "./senders.ts";
 
 /**
@@ -26,7 +27,7 @@ export const MIN_SECRET_LENGTH = 16;
 export function readSourcesFile(path: string, read: (path: string) => string = readText): SourceSettings[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(read(path));
+    parsed = parseJsonText(read(path));
   } catch (error) {
     throw new SourceConfigError(`SOURCES_FILE ${path} cannot be read as JSON: ${(error as Error).message}`);
   }

@@ -345,7 +345,12 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       .then(({ record, outcome, leaseLost, durationMs }) => {
         if (!leaseLost && record.status === EventStatus.FAILED_FINAL) {
           this.#log.error(
-            { event_id: record.eventId, sender: record.sender, error_class: record.lastErrorClass },
+            {
+              correlation_id: record.correlationId,
+              event_id: record.eventId,
+              sender: record.sender,
+              error_class: record.lastErrorClass,
+            },
             `event stopped: ${record.lastError}`,
           );
         }
@@ -355,7 +360,11 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
       .catch((error: unknown) => {
         // Storage lost while writing the outcome: the lease expires and a later claim retries.
         if (!this.#registerFailed(error)) {
-          this.#log.error({ err: error, event_id: claim.record.eventId }, "attempt outcome not written");
+          const { correlationId, eventId } = claim.record;
+          this.#log.error(
+            { err: error, correlation_id: correlationId, event_id: eventId },
+            "attempt outcome not written",
+          );
         }
       })
       .finally(() => {

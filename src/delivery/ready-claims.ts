@@ -66,7 +66,7 @@ export class ReadyClaims {
   #giveBack(ready: ReadyClaim, why: string): void {
     const { register, log, now } = this.#deps;
     const at = now();
-    const eventId = ready.claim.record.eventId;
+    const { eventId, correlationId } = ready.claim.record;
     const done = register
       .settle(
         ready.claim.lease,
@@ -76,10 +76,14 @@ export class ReadyClaims {
       )
       .then(
         (released) => {
-          if (released !== undefined) log.debug({ event_id: eventId, why }, "ready claim given back");
+          if (released !== undefined)
+            log.debug({ correlation_id: correlationId, event_id: eventId, why }, "ready claim given back");
         },
         (error: unknown) =>
-          log.error({ err: error, event_id: eventId }, "ready claim not given back; its lease will expire"),
+          log.error(
+            { err: error, correlation_id: correlationId, event_id: eventId },
+            "ready claim not given back; its lease will expire",
+          ),
       );
     this.#deps.givingBack(ready.key, done);
   }

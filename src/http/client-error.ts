@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
+import { withoutUrlSecret } from "./request-log.ts";
 import { timeOrderedId } from "./time-ordered-id.ts";
 
 /** What a 505 says the gateway does support (RFC 9110 §15.6.6). */
@@ -89,7 +90,8 @@ function parserRefusal(
 
 /** The request's log line, for an answer written where Fastify writes none. */
 function logCompleted(log: FastifyBaseLogger, request: IncomingMessage, correlationId: string, status: number): void {
-  log.info({ correlation_id: correlationId, method: request.method, url: request.url, status }, "request completed");
+  const url = request.url === undefined ? undefined : withoutUrlSecret(request.url);
+  log.info({ correlation_id: correlationId, method: request.method, url, status }, "request completed");
 }
 
 /**

@@ -6,6 +6,7 @@ import { StorageUnavailableError } from "../register/port.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
 import { CORRELATION_HEADER } from "./correlation.ts";
 import { unsupportedBodyProblem } from "./json-body.ts";
+import { withoutUrlSecret } from "./request-log.ts";
 import { setTransportHeaders } from "./security-headers.ts";
 
 /** Fastify's own error codes, translated into ours. */
@@ -70,7 +71,10 @@ export function frameworkErrorHandler(maxParamLength: number) {
     if (answer.status >= 500) request.log.error({ err: error }, "request failed");
     sendAnswer(reply, answer);
     // This path skips the log controller's line: written here, with the same fields.
-    request.log.info({ method: request.method, url: request.url, status: answer.status }, "request completed");
+    request.log.info(
+      { method: request.method, url: withoutUrlSecret(request.url), status: answer.status },
+      "request completed",
+    );
   };
 }
 

@@ -73,10 +73,12 @@ export class RequestLog extends LogController {
 
 /**
  * Tilda's webhook URL ends in the sender's secret (routes/webhooks.ts): logged as `<secret>`, on
- * every request to that path, matched or not (a GET opened in a browser is a 404 with the same URL).
+ * every request to that path, matched or not (a GET opened in a browser is a 404 with the same URL),
+ * and by every line that logs a URL: the router's refusals (problem-handler.ts) and those Node
+ * answers before Fastify (client-error.ts) too.
  */
 const TILDA_SECRET_TAIL = /^(\/integration\/v1\/webhooks\/tilda\/[^/?]*\/)[^?]+/;
 
-function withoutUrlSecret(url: string): string {
+export function withoutUrlSecret(url: string): string {
   return url.startsWith("/integration/v1/webhooks/tilda/") ? url.replace(TILDA_SECRET_TAIL, "$1<secret>") : url;
 }

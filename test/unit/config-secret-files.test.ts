@@ -65,16 +65,18 @@ describe("every secret as NAME_FILE (the Docker secrets and PostgreSQL image con
   });
 
   it.each(SECRETS)("$name: its _FILE form gives the same configuration, a trailing newline trimmed", (secret) => {
-    const direct = secret.read(loadConfig({ ...base, [secret.name]: secret.value }));
+    // A password without a user is refused (test/unit/config-silent-settings.test.ts).
+    const context = secret.name === "ONEC_PASSWORD" ? { ...base, ONEC_USER: "exchange" } : base;
+    const direct = secret.read(loadConfig({ ...context, [secret.name]: secret.value }));
     for (const ending of ["", "\n", "\r\n"]) {
-      const fromFile = loadConfig({ ...base, [`${secret.name}_FILE`]: secretFile(`${secret.value}${ending}`) });
+      const fromFile = loadConfig({ ...context, [`${secret.name}_FILE`]: secretFile(`${secret.value}${ending}`) });
       expect(secret.read(fromFile)).toEqual(direct);
     }
     expect(direct).toBeDefined();
   });
 
   it("keeps what a password holds inside: spaces and a leading space are its own", () => {
-    const config = loadConfig({ ...base, ONEC_PASSWORD_FILE: secretFile(" two words \n") });
+    const config = loadConfig({ ...base, ONEC_USER: "exchange", ONEC_PASSWORD_FILE: secretFile(" two words \n") });
     expect(config.onecPassword).toBe(" two words ");
   });
 

@@ -5,7 +5,7 @@ import type { MetricsAccess } from "../../config/metrics-exposure.ts";
 import { sha256 } from "../../config/senders.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import { problemAnswer } from "../answers.ts";
-import { correlationIdOf } from "../correlation.ts";
+import { CORRELATION_HEADER, correlationIdOf } from "../correlation.ts";
 import { PROMETHEUS_MEDIA_TYPE } from "../openapi/json.ts";
 import { problemAnswers, sendAnswer } from "../problem-handler.ts";
 import { answers, EVERY_ROUTE, success } from "../schemas/responses.ts";
@@ -82,6 +82,11 @@ export function buildMetricsApp(options: MetricsAppOptions): FastifyInstance {
     loggerInstance: options.logger as FastifyBaseLogger,
     disableRequestLogging: true,
     genReqId: correlationIdOf,
+  });
+  // As on the main listener (plugins/request-context.ts): the id, a client's when valid, echoed on every answer.
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header(CORRELATION_HEADER, request.id);
+    done();
   });
   app.register(problemAnswers);
   // nosniff on its answers too, as on the main listener's (docs/security.md: every answer).
