@@ -112,18 +112,7 @@ export function verdictFor(
   const error = `${outcome.errorClass}: ${outcome.message}`;
   // Cut short by this process stopping: no fault of the event or of 1C, so it costs nothing and is due
   // at once, for the instances still running.
-  if (outcome.errorClass === STOPPING_ERROR_CLASS) {
-    return {
-      kind: "settle",
-      settlement: {
-        status: EventStatus.FAILED_RETRYABLE,
-        error,
-        errorClass: outcome.errorClass,
-        nextAttemptAt: now,
-        charged: false,
-      },
-    };
-  }
+  if (outcome.errorClass === STOPPING_ERROR_CLASS) return retryAt(now, error, outcome.errorClass, false);
   if (record.roundAttempts >= policy.maxAttempts) {
     return {
       kind: "ask",
@@ -137,15 +126,14 @@ export function verdictFor(
       ending: abandon(record, "max_age", `still undelivered after ${hours} h; the last: ${error}`),
     };
   }
+  const delayMs = nextAttemptDelayMs(policy, record.roundAttempts, outcome.retryAfterMs, random);
+  return retryAt(now + delayMs, error, outcome.errorClass, true);
+}
+
+function retryAt(nextAttemptAt: number, error: string, errorClass: string, charged: boolean): Verdict {
   return {
     kind: "settle",
-    settlement: {
-      status: EventStatus.FAILED_RETRYABLE,
-      error,
-      errorClass: outcome.errorClass,
-      nextAttemptAt: now + nextAttemptDelayMs(policy, record.roundAttempts, outcome.retryAfterMs, random),
-      charged: true,
-    },
+    settlement: { status: EventStatus.FAILED_RETRYABLE, error, errorClass, nextAttemptAt, charged },
   };
 }
 

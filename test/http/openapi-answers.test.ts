@@ -1,9 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JsonObject, JsonValue } from "../../src/http/openapi/types.ts";
+import type { JsonObject } from "../../src/http/openapi/types.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, type HttpAnswer, postEvent } from "../support/http.ts";
@@ -11,7 +9,7 @@ import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../su
 import { formHeaders, TEST_REQUEST, TILDA_SECRET, tildaWebhookPath } from "../support/platforms/tilda.ts";
 import { wooPing } from "../support/platforms/woocommerce.ts";
 import { tempDir } from "../support/temp.ts";
-import type { OpenApiDocument, ResponseObject } from "./openapi-document.ts";
+import { documentAjv, type OpenApiDocument, type ResponseObject } from "./openapi-document.ts";
 
 /**
  * Real answers of a running gateway, over real sockets, checked against the
@@ -22,8 +20,6 @@ import type { OpenApiDocument, ResponseObject } from "./openapi-document.ts";
  * header its response declares for its problem type. openapi.test.ts reads
  * the document alone; this is what it is checked against.
  */
-
-const addFormats = addFormatsModule.default;
 
 const ORDERS = "/integration/v1/orders/paid";
 const WEBHOOKS = "/integration/v1/webhooks";
@@ -58,36 +54,16 @@ const h = gatewayWithEmulator({
 });
 
 let doc: OpenApiDocument;
-let ajv: Ajv2020;
-const COMPONENTS_BASE = "https://openapi.invalid/components/schemas/";
-
-/** A schema from the document with its refs pointing at the component schemas as Ajv knows them. */
-function rebased(value: JsonValue): JsonValue {
-  if (Array.isArray(value)) return value.map(rebased);
-  if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [
-      key,
-      key === "$ref" && typeof inner === "string" && inner.startsWith("#/components/schemas/")
-        ? COMPONENTS_BASE + inner.slice("#/components/schemas/".length)
-        : rebased(inner),
-    ]),
-  );
-}
-
+let ajv: ReturnType<typeof documentAjv>;
 beforeAll(async () => {
   const served = await call(`${h.gw.url}/openapi.json`);
   expect(served.status).toBe(200);
   doc = JSON.parse(served.text) as OpenApiDocument;
-  ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
-  addFormats(ajv);
-  for (const [name, schema] of Object.entries(doc.components.schemas)) {
-    ajv.addSchema(rebased(schema) as JsonObject, COMPONENTS_BASE + name);
-  }
+  ajv = documentAjv(doc);
 });
 
 function validationErrors(schema: JsonObject, value: unknown): unknown[] {
-  const validate = ajv.compile(rebased(schema) as JsonObject);
+  const validate = ajv.compile(schema);
   return validate(value) ? [] : (validate.errors ?? []);
 }
 

@@ -1,3 +1,5 @@
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import type { JsonObject, JsonValue, RetryExample } from "../../src/http/openapi/types.ts";
 
 /**
@@ -112,4 +114,30 @@ export interface OpenApiDocument {
   readonly tags: readonly TagObject[];
   readonly paths: Readonly<Record<string, PathItemObject>>;
   readonly components: ComponentsObject;
+}
+
+const COMPONENTS_BASE = "https://openapi.invalid/components/schemas/";
+
+/** A schema from the document with its refs pointing at the component schemas as Ajv knows them. */
+function rebased(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(rebased);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key,
+      key === "$ref" && typeof inner === "string" && inner.startsWith("#/components/schemas/")
+        ? COMPONENTS_BASE + inner.slice("#/components/schemas/".length)
+        : rebased(inner),
+    ]),
+  );
+}
+
+/** Strict Ajv 2020-12 that knows every component schema of the document. */
+export function documentAjv(doc: OpenApiDocument): { compile: (schema: JsonValue) => ValidateFunction } {
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+  addFormatsModule.default(ajv);
+  for (const [name, schema] of Object.entries(doc.components.schemas)) {
+    ajv.addSchema(rebased(schema) as JsonObject, COMPONENTS_BASE + name);
+  }
+  return { compile: (schema) => ajv.compile(rebased(schema) as JsonObject) };
 }
