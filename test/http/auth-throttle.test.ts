@@ -104,6 +104,23 @@ describe("wrong admin tokens", { timeout: 60_000 }, () => {
   });
 });
 
+describe("the window is five minutes", { timeout: 60_000 }, () => {
+  /**
+   * README: "10 wrong tokens in 5 minutes". Right after the limit is reached, the wait is nearly the
+   * whole window: over 240 s, which no window of a minute (or of four) could give.
+   */
+  it.each([
+    ["admin", (gw: TestGateway, token: string) => adminGet(gw, token), 403],
+    ["sender", (gw: TestGateway, token: string) => postEvent(gw.url, orderPaidEvent(), bearer(token)), 401],
+  ] as const)("right after the eleventh wrong %s token, Retry-After is over 240 s", async (_name, send, refusal) => {
+    const gw = await gateway();
+    for (let i = 0; i < LIMIT; i++) expect((await send(gw, wrongToken(i))).status).toBe(refusal);
+    const limited = await send(gw, wrongToken("eleventh"));
+    expectThrottled(limited);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(WINDOW_SECONDS - 60);
+  });
+});
+
 describe("wrong sender tokens", { timeout: 60_000 }, () => {
   it("a burst of 1,000, 50 at a time: 401 up to the limit, 429 with Retry-After after it; the right token still records", async () => {
     const gw = await gateway();

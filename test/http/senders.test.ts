@@ -63,6 +63,32 @@ describe("sender authentication", () => {
   });
 });
 
+describe("ALLOW_ANONYMOUS (README: ignored once senders exist)", () => {
+  it("with ALLOW_ANONYMOUS=true and SENDER_TOKENS set, a POST without a token is 401 and records nothing", async () => {
+    const gw = await startTestGateway({
+      ONEC_URL: h.onec.url,
+      SENDER_TOKENS: `shop-a:${SHOP_A}`,
+      ALLOW_ANONYMOUS: "true",
+    });
+    try {
+      const event = orderPaidEvent();
+      const answer = await postEvent(gw.url, event);
+      expect(answer.status).toBe(401);
+      expect(answer.headers["www-authenticate"]).toMatch(/^Bearer/);
+      expect(answer.json()).toMatchObject({ type: "/integration/v1/problems/unauthorized", status: 401 });
+      // Recorded under no sender: not as the anonymous "default", and nothing in the register at all.
+      expect(await gw.gateway.register.find("default", event.event_id)).toBeUndefined();
+      expect(await gw.gateway.register.list({ limit: 10 })).toEqual([]);
+      const status = await call(`${gw.url}/integration/v1/orders/paid/${event.event_id}`, { headers: bearer(SHOP_A) });
+      expect(status.status).toBe(404);
+      // The configured sender is served as usual.
+      expect((await postEvent(gw.url, event, bearer(SHOP_A))).status).toBe(201);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe("rate limit per sender", () => {
   it("answers 429 with Retry-After past the limit, for that sender only, and never counts health", async () => {
     const limited = await startTestGateway({
@@ -84,6 +110,33 @@ describe("rate limit per sender", () => {
       expect((await postEvent(limited.url, orderPaidEvent(), bearer(SHOP_B))).status).toBe(201);
     } finally {
       await limited.close();
+    }
+  });
+
+  it("RATE_LIMIT_MAX=0 turns the limit off: more requests than the default 600 in one window, none refused", async () => {
+    const unlimited = await startTestGateway({
+      ONEC_URL: h.onec.url,
+      SENDER_TOKENS: `shop-a:${SHOP_A}`,
+      RATE_LIMIT_MAX: "0",
+      RATE_LIMIT_WINDOW_MS: "3600000",
+      DELIVERER: "off",
+      SYNC_WAIT_MS: "0",
+    });
+    try {
+      const statuses: Record<number, number> = {};
+      const total = 700;
+      let next = 0;
+      const sendOne = async () => {
+        while (next < total) {
+          next++;
+          const { status } = await postEvent(unlimited.url, orderPaidEvent(), bearer(SHOP_A));
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        }
+      };
+      await Promise.all(Array.from({ length: 20 }, sendOne));
+      expect(statuses).toEqual({ 202: total });
+    } finally {
+      await unlimited.close();
     }
   });
 });
