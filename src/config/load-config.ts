@@ -5,6 +5,7 @@ import { type MetricsExposure, MetricsExposureError, metricsExposure } from "./m
 import { configuredOperators, OperatorConfigError, type OperatorEntry, principalOf } from "./operators.ts";
 import { SecretFileError, withSecretFiles } from "./secret-files.ts";
 import {
+  checkCaseDistinct,
   checkUnique,
   parseSenderTokens,
   readSendersFile,
@@ -174,7 +175,9 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     allowAnonymous: oneOf(env, "ALLOW_ANONYMOUS", ["true", "false"] as const, "false") === "true",
     sources: configValue(() => {
       const file = text(env, "SOURCES_FILE");
-      return file === undefined ? [] : readSourcesFile(file);
+      const sources = file === undefined ? [] : readSourcesFile(file);
+      checkCaseDistinct([...senderEntries.map((sender) => sender.id), ...sources.map((source) => source.sender)]);
+      return sources;
     }),
     metricsToken: metricsTokenValue,
     metrics: configValue(() =>

@@ -80,24 +80,38 @@ export function readSendersFile(path: string): SenderEntry[] {
 }
 
 export function checkUnique(senders: readonly SenderEntry[]): readonly SenderEntry[] {
-  // By lower case: 1C compares its idempotency keys (<sender>~<event_id>) without regard to case, so
-  // "shop" and "Shop" would share 1C's records, and one sender's order would answer the other's event.
-  const seen = new Map<string, string>();
+  const seen = new Set<string>();
   const digests = new Set<string>();
   for (const sender of senders) {
-    const twin = seen.get(sender.id.toLowerCase());
-    if (twin === sender.id) throw new SenderConfigError(`sender "${sender.id}" is configured twice`);
-    if (twin !== undefined) {
-      throw new SenderConfigError(
-        `senders "${twin}" and "${sender.id}" differ only in case: 1C compares its keys without regard to case`,
-      );
-    }
+    if (seen.has(sender.id)) throw new SenderConfigError(`sender "${sender.id}" is configured twice`);
     const digest = sender.tokenSha256.toString("hex");
     if (digests.has(digest)) throw new SenderConfigError(`two senders share one token (one is "${sender.id}")`);
-    seen.set(sender.id.toLowerCase(), sender.id);
+    seen.add(sender.id);
     digests.add(digest);
   }
+  checkCaseDistinct(senders.map((sender) => sender.id));
   return senders;
+}
+
+/**
+ * Every sender id, whether it sends with a token or through a platform's
+ * webhook (SOURCES_FILE), distinct in lower case: 1C compares its
+ * idempotency keys (<sender>~<event_id>) without regard to case, so "shop"
+ * and "Shop" would share 1C's records, and one shop's order would answer the
+ * other's event (two WooCommerce shops both have an order 1001). One id may
+ * appear in several places: a shop may send with a token and a webhook too.
+ */
+export function checkCaseDistinct(ids: readonly string[]): void {
+  const byFolded = new Map<string, string>();
+  for (const id of ids) {
+    const twin = byFolded.get(id.toLowerCase());
+    if (twin !== undefined && twin !== id) {
+      throw new SenderConfigError(
+        `senders "${twin}" and "${id}" differ only in case: 1C compares its keys without regard to case`,
+      );
+    }
+    byFolded.set(id.toLowerCase(), id);
+  }
 }
 
 function entry(id: string, tokenSha256: Buffer): SenderEntry {

@@ -112,7 +112,9 @@ export function verdictFor(
   const error = `${outcome.errorClass}: ${outcome.message}`;
   // Cut short by this process stopping: no fault of the event or of 1C, so it costs nothing and is due
   // at once, for the instances still running.
-  if (outcome.errorClass === STOPPING_ERROR_CLASS) return retryAt(now, error, outcome.errorClass, false);
+  if (outcome.errorClass === STOPPING_ERROR_CLASS) {
+    return { kind: "settle", settlement: retryAt(now, error, outcome.errorClass, false) };
+  }
   if (record.roundAttempts >= policy.maxAttempts) {
     return {
       kind: "ask",
@@ -127,14 +129,11 @@ export function verdictFor(
     };
   }
   const delayMs = nextAttemptDelayMs(policy, record.roundAttempts, outcome.retryAfterMs, random);
-  return retryAt(now + delayMs, error, outcome.errorClass, true);
+  return { kind: "settle", settlement: retryAt(now + delayMs, error, outcome.errorClass, true) };
 }
 
-function retryAt(nextAttemptAt: number, error: string, errorClass: string, charged: boolean): Verdict {
-  return {
-    kind: "settle",
-    settlement: { status: EventStatus.FAILED_RETRYABLE, error, errorClass, nextAttemptAt, charged },
-  };
+function retryAt(nextAttemptAt: number, error: string, errorClass: string, charged: boolean): Settlement {
+  return { status: EventStatus.FAILED_RETRYABLE, error, errorClass, nextAttemptAt, charged };
 }
 
 /** The error class of an attempt 1C answered with PROCESSING_ERROR, in the register and the attempt log. */
@@ -188,6 +187,10 @@ export function settlementAfterLookup(
     case "absent":
       return ending;
     case "unknown":
+      // Cut short by this process stopping: asked again at once, by an instance still running.
+      if (lookup.errorClass === STOPPING_ERROR_CLASS) {
+        return retryAt(now, `${STOPPING_ERROR_CLASS}: ${lookup.message}`, STOPPING_ERROR_CLASS, false);
+      }
       return {
         status: EventStatus.FAILED_RETRYABLE,
         error: `about to stop (${ending.errorClass}), but 1C could not be asked whether it has the event: ${lookup.errorClass}: ${lookup.message}`,

@@ -30,14 +30,17 @@ export class KeyLocks {
     const tail = this.#tails.get(key);
     if (tail === undefined) return true;
     let timer: NodeJS.Timeout | undefined;
+    let onAbort = () => {};
     const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), waitMs);
-      signal.addEventListener("abort", () => resolve(false), { once: true });
+      onAbort = () => resolve(false);
+      timer = setTimeout(onAbort, waitMs);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
       return await Promise.race([tail.then(() => true), timedOut]);
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
     }
   }
 }

@@ -76,4 +76,63 @@ describe("gateway replay --status, with an event that changes while it runs", ()
     expect((await db.find(second))?.status).toBe(EventStatus.SUCCEEDED);
     expect(db.replays(second).map((replay) => replay.requested_by)).toEqual(["someone-else"]);
   });
+
+  it("replays each event under its own sender when two senders used one event_id, without --sender", async () => {
+    const eventId = await db.failedFinal();
+    const held = await db.find(eventId);
+    if (held === undefined) throw new Error("the first sender's event is missing");
+    // The second shop's event under the same id, ended FAILED_FINAL the same way.
+    await db.register.reserve({
+      sender: "shop-b",
+      eventId,
+      fingerprint: held.fingerprint,
+      policyVersion: held.policyVersion,
+      body: held.body,
+      correlationId: "c-shop-b",
+      now: Date.now(),
+    });
+    const [claim] = await db.register.claim({
+      owner: "w",
+      now: Date.now(),
+      leaseMs: 60_000,
+      limit: 1,
+      only: { sender: "shop-b", eventId },
+    });
+    if (claim === undefined) throw new Error("the second sender's event was not claimed");
+    await db.register.settle(
+      claim.lease,
+      {
+        status: EventStatus.FAILED_FINAL,
+        error: "refused",
+        errorClass: "onec_rejected",
+        response: { status: 422, body: "{}" },
+      },
+      { startedAt: Date.now(), durationMs: 1, outcome: "rejected", httpStatus: 422, errorClass: "onec_rejected" },
+      Date.now(),
+    );
+    const lines: string[] = [];
+    const io: CliContext = {
+      out: (text) => lines.push(text),
+      err: (text) => lines.push(`stderr: ${text}`),
+      env: db.env,
+      now: () => Date.now(),
+      sleep: async () => {},
+    };
+    const options = {
+      status: EventStatus.FAILED_FINAL,
+      sender: undefined,
+      since: undefined,
+      until: undefined,
+      limit: 100,
+      rate: 1000,
+      dryRun: false,
+      reason: "1C fixed",
+      requestedBy: "ops",
+      force: false,
+    };
+    expect(await replayBulk(options, db.register, io)).toBe(0);
+    expect(lines.at(-1)).toBe("replayed 2, refused 0");
+    expect((await db.register.find("shop-b", eventId))?.status).toBe(EventStatus.PROCESSING);
+    expect((await db.find(eventId))?.status).toBe(EventStatus.PROCESSING);
+  });
 });

@@ -502,6 +502,17 @@ describe("Shopify adapter: an order edited before it was paid (cash on delivery,
     expect(reading).toMatchObject({ kind: "unmapped", reason: expect.stringContaining('"Mug"') });
   });
 
+  it("books an unedited order whose customer paid in a currency of three decimals (KWD), the shop's money being booked", () => {
+    // Presentment money is the customer's currency; a shop-money sender never books it, so its
+    // three decimals must not make an order nobody edited look edited (or fail to map).
+    const kwd = { amount: "11.335", currency: "KWD" };
+    const payload = shopifyOrder({
+      total_price_set: moneySet("110.00", "RUB", kwd),
+      current_total_price_set: moneySet("110.00", "RUB", kwd),
+    });
+    expect(paidEvent(readOrder(payload)).order.total).toBe(payload.total_price);
+  });
+
   it("books an order whose current figures are those it was placed with", () => {
     const payload = shopifyOrder({ current_total_price_set: moneySet("110.00", "RUB") });
     expect(payload.line_items[0]?.current_quantity).toBe(payload.line_items[0]?.quantity);

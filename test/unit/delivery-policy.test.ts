@@ -168,6 +168,30 @@ describe("verdictFor: a call cut short because this process stops", () => {
   });
 });
 
+describe("settlementAfterLookup: a lookup cut short because this process stops", () => {
+  it("is due at once and not charged, like a POST cut short, not retried after a backoff", () => {
+    const ending = verdictFor(
+      policy,
+      eventRecord({ roundAttempts: policy.maxAttempts }),
+      classifyError(new Error("x")),
+      T0,
+      mid,
+    );
+    if (ending.kind !== "ask") throw new Error("expected the round's end to ask 1C first");
+    const cut = {
+      kind: "unknown",
+      errorClass: "gateway_stopping",
+      message: "the gateway stopped during the call",
+    } as const;
+    expect(settlementAfterLookup(policy, eventRecord(), ending.ending, cut, T0, mid)).toMatchObject({
+      status: "FAILED_RETRYABLE",
+      errorClass: "gateway_stopping",
+      nextAttemptAt: T0,
+      charged: false,
+    });
+  });
+});
+
 describe("verdictFor: 1C failing on an error it cannot classify (PROCESSING_ERROR)", () => {
   const failed = {
     kind: "errored",

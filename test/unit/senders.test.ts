@@ -41,6 +41,21 @@ describe("sender configuration", () => {
     expect(() => checkUnique(shared)).toThrow(/share one token/);
   });
 
+  it("refuses a token sender and a platform's sender whose ids differ only in case, and allows one id in both", () => {
+    const sourcesFile = join(dir.path, "sources-case.json");
+    const source = (sender: string) => ({
+      sender,
+      platform: "tilda",
+      secrets: ["tilda-url-token-3f9a1c7e5b2d"],
+      currency: "RUB",
+    });
+    const env = { ONEC_URL: "http://1c", SENDER_TOKENS: "shop:token-0123456789abcdef", SOURCES_FILE: sourcesFile };
+    writeFileSync(sourcesFile, JSON.stringify({ sources: [source("Shop")] }));
+    expect(() => loadConfig(env)).toThrow(/"shop" and "Shop" differ only in case/);
+    writeFileSync(sourcesFile, JSON.stringify({ sources: [source("shop")] }));
+    expect(loadConfig(env).sources.map((configured) => configured.sender)).toEqual(["shop"]);
+  });
+
   it("refuses two senders whose ids differ only in case: 1C's keys compare without regard to case (1c/README.md)", () => {
     const cased = parseSenderTokens("shop:token-0123456789abcdef,Shop:token-1123456789abcdef");
     expect(() => checkUnique(cased)).toThrow(/"shop" and "Shop" differ only in case/);

@@ -37,7 +37,9 @@ export async function replayOne(
   now: number,
   sender?: string,
 ): Promise<ReplayLine> {
-  const outcome = await replayEvent(register, { eventId, sender, ...request, now });
+  const { requestedBy, reason, force, expectedStatus } = request;
+  const command = { eventId, sender, requestedBy, reason, force, now };
+  const outcome = await replayEvent(register, expectedStatus === undefined ? command : { ...command, expectedStatus });
   switch (outcome.kind) {
     case "replayed": {
       const how = request.force && outcome.fromStatus === EventStatus.SUCCEEDED ? "forced replay" : "replay";
