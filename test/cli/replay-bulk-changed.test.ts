@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { replayBulk } from "../../src/cli/commands/replay-bulk.ts";
 import type { CliContext } from "../../src/cli/context.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
+import type { AttemptReport, Settlement } from "../../src/register/port.ts";
 import { TestDatabase } from "./cli-support.ts";
 
 /**
@@ -11,6 +12,52 @@ import { TestDatabase } from "./cli-support.ts";
  * the status in its own transaction (ReplayRequest.expectedStatus). In process, on a real SQLite
  * file: the pause between two replays is where the other process acts.
  */
+/** A CLI context whose output lands in `lines` and whose pause between replays runs `pause`. */
+function contextFor(db: TestDatabase, lines: string[], pause: () => Promise<void>): CliContext {
+  return {
+    out: (text) => lines.push(text),
+    err: (text) => lines.push(`stderr: ${text}`),
+    env: db.env,
+    now: () => Date.now(),
+    sleep: pause,
+  };
+}
+
+/** `gateway replay --status FAILED_FINAL --reason "1C fixed" --by ops`, every sender. */
+function bulkOptions(force: boolean) {
+  return {
+    status: EventStatus.FAILED_FINAL,
+    sender: undefined,
+    since: undefined,
+    until: undefined,
+    limit: 100,
+    rate: 1000,
+    dryRun: false,
+    reason: "1C fixed",
+    requestedBy: "ops",
+    force,
+  };
+}
+
+/** Claims `eventId` of `sender` and writes 1C's outcome for it, as a deliverer elsewhere would. */
+async function settleElsewhere(
+  db: TestDatabase,
+  sender: string,
+  eventId: string,
+  settlement: Settlement,
+  report: AttemptReport,
+) {
+  const [claim] = await db.register.claim({
+    owner: "w",
+    now: Date.now(),
+    leaseMs: 60_000,
+    limit: 1,
+    only: { sender, eventId },
+  });
+  if (claim === undefined) throw new Error(`${sender}/${eventId} was not claimed`);
+  await db.register.settle(claim.lease, settlement, report, Date.now());
+}
+
 describe("gateway replay --status, with an event that changes while it runs", () => {
   let db: TestDatabase;
   beforeEach(() => {
@@ -24,50 +71,25 @@ describe("gateway replay --status, with an event that changes while it runs", ()
     const first = await db.failedFinal();
     const second = await db.failedFinal();
     const lines: string[] = [];
-    const io: CliContext = {
-      out: (text) => lines.push(text),
-      err: (text) => lines.push(`stderr: ${text}`),
-      env: db.env,
-      now: () => Date.now(),
-      // Between the two replays, support replays the second event elsewhere and 1C takes it.
-      sleep: async () => {
-        await db.register.replay({
-          sender: "default",
-          eventId: second,
-          requestedBy: "someone-else",
-          reason: "fixed",
-          force: false,
-          now: Date.now(),
-        });
-        const [claim] = await db.register.claim({
-          owner: "w",
-          now: Date.now(),
-          leaseMs: 60_000,
-          limit: 1,
-          only: { sender: "default", eventId: second },
-        });
-        if (claim === undefined) throw new Error("the replayed event was not claimed");
-        const order = { id: "o-2", number: "ORD-2" };
-        await db.register.settle(
-          claim.lease,
-          { status: EventStatus.SUCCEEDED, order, response: { status: 201, body: "{}" } },
-          { startedAt: Date.now(), durationMs: 1, outcome: "delivered", httpStatus: 201 },
-          Date.now(),
-        );
-      },
-    };
-    const options = {
-      status: EventStatus.FAILED_FINAL,
-      sender: undefined,
-      since: undefined,
-      until: undefined,
-      limit: 100,
-      rate: 1000,
-      dryRun: false,
-      reason: "1C fixed",
-      requestedBy: "ops",
-      force: true,
-    };
+    // Between the two replays, support replays the second event elsewhere and 1C takes it.
+    const io = contextFor(db, lines, async () => {
+      await db.register.replay({
+        sender: "default",
+        eventId: second,
+        requestedBy: "someone-else",
+        reason: "fixed",
+        force: false,
+        now: Date.now(),
+      });
+      await settleElsewhere(
+        db,
+        "default",
+        second,
+        { status: EventStatus.SUCCEEDED, order: { id: "o-2", number: "ORD-2" }, response: { status: 201, body: "{}" } },
+        { startedAt: Date.now(), durationMs: 1, outcome: "delivered", httpStatus: 201 },
+      );
+    });
+    const options = bulkOptions(true);
     const exit = await replayBulk(options, db.register, io);
     expect(exit).toBe(0);
     expect(lines[0]).toBe(`${first}: FAILED_FINAL → PROCESSING (replay by ops: 1C fixed)`);
@@ -91,16 +113,10 @@ describe("gateway replay --status, with an event that changes while it runs", ()
       correlationId: "c-shop-b",
       now: Date.now(),
     });
-    const [claim] = await db.register.claim({
-      owner: "w",
-      now: Date.now(),
-      leaseMs: 60_000,
-      limit: 1,
-      only: { sender: "shop-b", eventId },
-    });
-    if (claim === undefined) throw new Error("the second sender's event was not claimed");
-    await db.register.settle(
-      claim.lease,
+    await settleElsewhere(
+      db,
+      "shop-b",
+      eventId,
       {
         status: EventStatus.FAILED_FINAL,
         error: "refused",
@@ -108,28 +124,10 @@ describe("gateway replay --status, with an event that changes while it runs", ()
         response: { status: 422, body: "{}" },
       },
       { startedAt: Date.now(), durationMs: 1, outcome: "rejected", httpStatus: 422, errorClass: "onec_rejected" },
-      Date.now(),
     );
     const lines: string[] = [];
-    const io: CliContext = {
-      out: (text) => lines.push(text),
-      err: (text) => lines.push(`stderr: ${text}`),
-      env: db.env,
-      now: () => Date.now(),
-      sleep: async () => {},
-    };
-    const options = {
-      status: EventStatus.FAILED_FINAL,
-      sender: undefined,
-      since: undefined,
-      until: undefined,
-      limit: 100,
-      rate: 1000,
-      dryRun: false,
-      reason: "1C fixed",
-      requestedBy: "ops",
-      force: false,
-    };
+    const io = contextFor(db, lines, async () => {});
+    const options = bulkOptions(false);
     expect(await replayBulk(options, db.register, io)).toBe(0);
     expect(lines.at(-1)).toBe("replayed 2, refused 0");
     expect((await db.register.find("shop-b", eventId))?.status).toBe(EventStatus.PROCESSING);
