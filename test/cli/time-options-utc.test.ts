@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/domain/event-status.ts";
+import { reserveRequest } from "../support/records.ts";
 import { gateway, TestDatabase } from "./cli-support.ts";
 
 /**
@@ -30,15 +31,7 @@ describe("--since and --until without a zone", { timeout: 60_000 }, () => {
 
   /** An event received at `at`, refused by 1C at once. */
   async function failedFinal(eventId: string, at: number): Promise<string> {
-    await db.register.reserve({
-      sender: "default",
-      eventId,
-      fingerprint: `fp-${eventId}`,
-      policyVersion: "test",
-      body: "{}",
-      correlationId: `c-${eventId}`,
-      now: at,
-    });
+    await db.register.reserve(reserveRequest({ eventId, correlationId: `c-${eventId}`, now: at }));
     const [claim] = await db.register.claim({
       owner: "test",
       now: at,

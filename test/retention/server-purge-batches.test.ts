@@ -5,6 +5,7 @@ import type { PurgeRequest, Settlement } from "../../src/register/port.ts";
 import { RegisterCore } from "../../src/register/register-core.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { startTestGateway } from "../support/gateway.ts";
+import { reserveRequest } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -35,15 +36,7 @@ async function fill(
 ): Promise<void> {
   const register = new SqliteRegister(path);
   const reserve = (eventId: string, at: number) =>
-    register.reserve({
-      sender: "default",
-      eventId,
-      fingerprint: `fp-${eventId}`,
-      policyVersion: "test",
-      body: "{}",
-      correlationId: `c-${eventId}`,
-      now: at,
-    });
+    register.reserve(reserveRequest({ eventId, correlationId: `c-${eventId}`, now: at }));
   try {
     for (const { eventId, at } of pending) await reserve(eventId, at);
     for (const { prefix, count, at } of finished) {

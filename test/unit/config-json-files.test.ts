@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/load-config.ts";
+import { configError } from "../support/config-errors.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -20,16 +20,6 @@ function file(content: string): string {
   const path = join(dir.path, `config-${++files}.json`);
   writeFileSync(path, content, { mode: 0o600 });
   return path;
-}
-
-function configError(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
 /** Every run of 6 characters of `text` (as config-secret-files.test.ts judges a leak). */

@@ -1,9 +1,10 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, type GatewayConfig, loadConfig } from "../../src/config/load-config.ts";
+import { type GatewayConfig, loadConfig } from "../../src/config/load-config.ts";
 import { SECRET_VARIABLES } from "../../src/config/secret-files.ts";
 import { sha256 } from "../../src/config/senders.ts";
+import { configError } from "../support/config-errors.ts";
 import { tempDir } from "../support/temp.ts";
 
 // Issue 22, finding 7: "A malformed SENDER_TOKENS prints almost the whole token to stderr.
@@ -18,16 +19,6 @@ function secretFile(content: string): string {
   const path = join(dir.path, `secret-${++files}`);
   writeFileSync(path, content, { mode: 0o600 });
   return path;
-}
-
-function configError(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
 /** Every run of 6 characters of `secret`: a message holding one has leaked part of it. */

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/load-config.ts";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { configError } from "../support/config-errors.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -17,16 +18,6 @@ const base = { ONEC_URL: "http://1c.test/base/hs/integration" };
 const PASSWORD = "1c-Passw0rd-Wq3Zt8";
 const dir = tempDir("gateway-silent-settings-");
 afterAll(() => dir.remove());
-
-function configError(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
-}
 
 describe("ONEC_PASSWORD without ONEC_USER", () => {
   it("is refused, naming both variables and no part of the password, given directly or as a file", () => {
