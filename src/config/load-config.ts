@@ -201,8 +201,9 @@ export function loadConfig(given: Env, defaults: ConfigDefaults = {}): GatewayCo
     trustProxy,
     consoleSession: {
       // At least a minute: a session's use is recorded once a minute (SESSION_USE_STEP_MS).
-      idleMs: integer(env, "CONSOLE_SESSION_IDLE_MS", 30 * 60_000, 60_000, 24 * 3_600_000),
-      maxMs: integer(env, "CONSOLE_SESSION_MAX_MS", 8 * 3_600_000, 60_000, 7 * 24 * 3_600_000),
+      // At most ASVS 4.0.3 V3.3.2's level 2: 30 minutes idle, 12 hours in all.
+      idleMs: integer(env, "CONSOLE_SESSION_IDLE_MS", 30 * 60_000, 60_000, 30 * 60_000),
+      maxMs: integer(env, "CONSOLE_SESSION_MAX_MS", 8 * 3_600_000, 60_000, 12 * 3_600_000),
     },
   });
 }
