@@ -26,6 +26,8 @@ export interface TildaDelivery {
   fields: Readonly<Record<string, unknown>>;
   payment: Readonly<Record<string, unknown>>;
   orderId: string;
+  /** The payment system's transaction id (`payment.systranid`): the evidence that money moved. */
+  transactionId: string;
   receivedAt: number;
 }
 
@@ -50,7 +52,6 @@ export function tildaOrderEvent(delivery: TildaDelivery, settings: SourceSetting
       `payment.amount is ${money(total, "payment.amount")}, but the products${less} and delivery add up to ${money(sum, "the sum")}`,
     );
   }
-  const systranid = text(payment.systranid)?.trim();
   const sys = text(payment.sys)?.trim() || undefined;
   return {
     event_id: tildaKey(orderId),
@@ -79,8 +80,7 @@ export function tildaOrderEvent(delivery: TildaDelivery, settings: SourceSetting
       currency,
     },
     payment: {
-      id:
-        systranid !== undefined && systranid !== "" && systranid !== "0" ? systranid.slice(0, 128) : `tilda-${orderId}`,
+      id: delivery.transactionId.slice(0, 128),
       ...(sys === undefined ? {} : { provider: sys.slice(0, 128) }),
       amount: money(total, "payment.amount"),
       currency,

@@ -9,12 +9,13 @@ import { text, tildaKey, tildaOrderEvent } from "./tilda-order.ts";
 
 /**
  * Tilda's "Webhook" data receiver, with the order data it sends after a
- * payment (docs/platform-webhooks.md §3). Tilda signs nothing: the sender's
- * secret is a path segment of the URL the shop pastes, so anyone who has the
- * URL can post. Only that token is accepted; Tilda's marketplace
- * integrations can send an X-API-Key, but whether the site's Webhook
- * receiver can is unconfirmed (Q10), and a second way in is a second thing
- * to leak.
+ * payment (docs/platform-webhooks.md §3); a cart without a payment system
+ * (`sys=none`) is sent when its form is submitted, unpaid, and is ignored.
+ * Tilda signs nothing: the sender's secret is a path segment of the URL
+ * the shop pastes, so anyone who has the URL can post. Only that token is
+ * accepted; Tilda's marketplace integrations can send an X-API-Key, but
+ * whether the site's Webhook receiver can is unconfirmed (Q10), and a
+ * second way in is a second thing to leak.
  */
 export const tildaAdapter: SourceAdapter = {
   platform: "tilda",
@@ -57,10 +58,13 @@ export const tildaAdapter: SourceAdapter = {
     if (typeof orderId !== "string") return { kind: "malformed", detail: orderId.detail };
     const key = tildaKey(orderId);
     const ids = idsOf(fields, payment);
-    const notPaid = notPaidReason(payment);
-    if (notPaid !== undefined) return { kind: "ignored", key, reason: notPaid, ids };
+    const transaction = transactionOf(payment);
+    if ("notPaid" in transaction) return { kind: "ignored", key, reason: transaction.notPaid, ids };
     return paymentReading(key, ids, () =>
-      tildaOrderEvent({ fields, payment, orderId, receivedAt: delivery.receivedAt }, settings),
+      tildaOrderEvent(
+        { fields, payment, orderId, transactionId: transaction.id, receivedAt: delivery.receivedAt },
+        settings,
+      ),
     );
   },
 };
@@ -122,20 +126,28 @@ function orderIdOf(value: unknown): string | { detail: string } {
 }
 
 /**
- * Tilda sends the order after payment, but an online payment system's
- * transaction id is the only evidence in the payload that money moved
- * (Q11: whether Tilda ever sends before it is unconfirmed). With `sys=none`
- * there is no payment system and `systranid` is "0" by design.
+ * The payment system's transaction id is the only evidence in Tilda's
+ * payload that money moved. `sys=none` is a cart with no payment system
+ * connected: with no payment step to wait for, Tilda sends it when the cart
+ * form is submitted, with `systranid` "0", and no money has moved (cash on delivery, a manager's
+ * call, an invoice later), so it is no payment, whatever else it carries.
+ * An online payment system's cart needs its transaction id (Q11: whether
+ * Tilda ever sends one before the payment is unconfirmed).
  */
-function notPaidReason(payment: Fields): string | undefined {
+function transactionOf(payment: Fields): { id: string } | { notPaid: string } {
   const sys = text(payment.sys)?.trim();
-  if (sys === "none") return undefined;
+  if (sys?.toLowerCase() === "none") {
+    return { notPaid: `no payment system (payment.sys is ${JSON.stringify(sys)}): the cart was not paid online` };
+  }
   const systranid = text(payment.systranid)?.trim();
-  if (systranid !== undefined && systranid !== "" && systranid !== "0") return undefined;
+  if (systranid !== undefined && systranid !== "" && systranid !== "0") return { id: systranid };
   const given = systranid === undefined ? "is missing" : `is ${JSON.stringify(systranid)}`;
-  return sys === undefined || sys === ""
-    ? `no payment system and no transaction id (payment.sys is missing, payment.systranid ${given}): not paid`
-    : `no transaction id from ${sys} (payment.systranid ${given}): not paid`;
+  return {
+    notPaid:
+      sys === undefined || sys === ""
+        ? `no payment system and no transaction id (payment.sys is missing, payment.systranid ${given}): not paid`
+        : `no transaction id from ${sys} (payment.systranid ${given}): not paid`,
+  };
 }
 
 function idsOf(fields: Fields, payment: Fields): PlatformIds {

@@ -13,8 +13,10 @@ import {
   jsonHeaders,
   jsonStringForm,
   minipressoPayment,
+  NO_PAYMENT_SYSTEM,
   nestedForm,
   type Overrides,
+  PAID_ONLINE,
   shoesPayment,
   TEST_REQUEST,
   TILDA_SECRET,
@@ -126,13 +128,21 @@ describe("tildaAdapter.read: a paid cart, payment block as nested form fields (�
   const payment = minipressoPayment();
   const body = nestedForm(payment);
 
-  it("is the §3.4 fixture's form: payment[...] fields with bare brackets, `+` for a space", () => {
-    expect(body).toContain(
+  it("is the §3.4 fixture's form, paid online: payment[...] fields with bare brackets, `+` for a space", () => {
+    const quoted = nestedForm(minipressoPayment(NO_PAYMENT_SYSTEM));
+    expect(quoted).toContain(
       "payment[sys]=none&payment[systranid]=0&payment[orderid]=1557604691&payment[products][0][name]=Minipresso+GR&" +
         "payment[products][0][quantity]=1&payment[products][0][amount]=4500&payment[products][0][price]=4500&",
     );
-    expect(body).toContain("&payment[amount]=24450&");
-    expect(body).toContain("&formid=form42581206&formname=Cart");
+    expect(quoted).toContain("&payment[amount]=24450&");
+    expect(quoted).toContain("&formid=form42581206&formname=Cart");
+    // The fixture quoted has no payment system (not a payment): here CloudPayments' transaction, nothing else changed.
+    expect(body).toBe(
+      quoted.replace(
+        "payment[sys]=none&payment[systranid]=0&",
+        "payment[sys]=cloudpayments&payment[systranid]=3521002298&",
+      ),
+    );
   });
 
   it("maps the products, the total and the customer from the payload", () => {
@@ -154,10 +164,10 @@ describe("tildaAdapter.read: a paid cart, payment block as nested form fields (�
     ]);
     const fields = cartFields();
     expect(event.order.customer).toEqual({ name: fields.Name, email: fields.Email, phone: fields.Phone });
-    // sys=none: no payment system's transaction, so the payment is named after the order.
+    // The payment is the payment system's transaction.
     expect(event.payment).toEqual({
-      id: "tilda-1557604691",
-      provider: "none",
+      id: "3521002298",
+      provider: "cloudpayments",
       amount: moneyOf(payment.amount),
       currency: "RUB",
     });
@@ -176,8 +186,8 @@ describe("tildaAdapter.read: a paid cart, payment block as nested form fields (�
       formid: "form42581206",
       formname: "Cart",
       orderid: "1557604691",
-      systranid: "0",
-      sys: "none",
+      systranid: "3521002298",
+      sys: "cloudpayments",
     });
   });
 
@@ -325,6 +335,58 @@ describe("tildaAdapter.read: retries", () => {
 });
 
 describe("tildaAdapter.read: not a payment (ignored)", () => {
+  const NOT_PAID_ONLINE = 'no payment system (payment.sys is "none"): the cart was not paid online';
+
+  it("ignores §3.4's cart with no payment system (sys=none, systranid 0), nested form fields: no money moved", () => {
+    // §3.4 shape 1 as quoted, the products it elides left out.
+    const quoted =
+      "payment[sys]=none&payment[systranid]=0&payment[orderid]=1557604691&payment[products][0][name]=Minipresso+GR&" +
+      "payment[products][0][quantity]=1&payment[products][0][amount]=4500&payment[products][0][price]=4500&" +
+      "payment[amount]=24450&formid=form42581206&formname=Cart";
+    expect(read(quoted)).toEqual({
+      kind: "ignored",
+      key: "tilda:1557604691",
+      reason: NOT_PAID_ONLINE,
+      ids: { formid: "form42581206", formname: "Cart", orderid: "1557604691", systranid: "0", sys: "none" },
+    });
+  });
+
+  it("ignores §3.4's cart with no payment system as one JSON field, and maps the same cart paid online", () => {
+    const shoes = (sys: string, systranid: string) =>
+      `formid=form42581206&formname=Cart&payment=${encodeURIComponent(
+        `{"sys":"${sys}","systranid":"${systranid}","orderid":"1132944846",` +
+          `"products":["Полуботинки женские (дм марсала, Размер: 36)=1399"],"amount":"1399"}`,
+      )}`;
+    expect(read(shoes("none", "0"))).toEqual({
+      kind: "ignored",
+      key: "tilda:1132944846",
+      reason: NOT_PAID_ONLINE,
+      ids: { formid: "form42581206", formname: "Cart", orderid: "1132944846", systranid: "0", sys: "none" },
+    });
+    // The same cart through CloudPayments is a payment, mapped: sys=none alone made it no payment.
+    expect(paid(read(shoes("cloudpayments", "3521002298"))).event_id).toBe("tilda:1132944846");
+  });
+
+  it.each<[string, Overrides<TildaPayment>]>([
+    ["the Minipresso cart, which maps when paid online", NO_PAYMENT_SYSTEM],
+    ["a transaction id with sys=none", { sys: "none", systranid: "3521002298" }],
+    ["no transaction id with sys=none", { sys: "none", systranid: undefined }],
+    ["sys written None", { sys: "None", systranid: "0" }],
+  ])("ignores a cart without a payment system whatever else it carries: %s", (_, overrides) => {
+    expect(paid(read(nestedForm(minipressoPayment(PAID_ONLINE)))).event_id).toBe("tilda:1557604691");
+    const cart = minipressoPayment(overrides);
+    for (const reading of [
+      read(nestedForm(cart)),
+      read(jsonStringForm(cart)),
+      read(jsonBody(cart), { headers: jsonHeaders() }),
+    ]) {
+      expect(reading).toMatchObject({ kind: "ignored", key: "tilda:1557604691" });
+      expect(reading.kind === "ignored" && reading.reason).toBe(
+        `no payment system (payment.sys is ${JSON.stringify(cart.sys)}): the cart was not paid online`,
+      );
+    }
+  });
+
   it("ignores a form submission without a payment block", () => {
     const feedback =
       "Name=%D0%90%D0%BD%D0%BD%D0%B0&Email=anna%40example.com&tranid=4717921%3A2786412600&formid=form1&formname=Feedback";

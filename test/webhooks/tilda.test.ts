@@ -2,8 +2,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { EmulatorOrder } from "../../src/onec-emulator/emulator.ts";
+import { consoleCall, signInAs } from "../support/console-client.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, type HttpAnswer } from "../support/http.ts";
+import { VIEWER, writeOperatorsFile } from "../support/operators.ts";
 import {
   cartFields,
   cloudpaymentsPayment,
@@ -12,7 +14,9 @@ import {
   jsonHeaders,
   jsonStringForm,
   minipressoPayment,
+  NO_PAYMENT_SYSTEM,
   nestedForm,
+  PAID_ONLINE,
   shoesPayment,
   TEST_REQUEST,
   TILDA_SECRET,
@@ -52,7 +56,12 @@ writeFileSync(
   }),
 );
 
-const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, RATE_LIMIT_MAX: "100000" });
+const h = gatewayWithEmulator({
+  SOURCES_FILE: sourcesFile,
+  RATE_LIMIT_MAX: "100000",
+  // Support's console, to see what was ignored and why.
+  OPERATORS_FILE: writeOperatorsFile(dir.path, [VIEWER]),
+});
 
 /** What Tilda posts: the bytes and their Content-Type. */
 interface Post {
@@ -263,6 +272,49 @@ describe("Tilda order webhook, end to end", () => {
     expect(await onecOrdersFor(String(payment.orderid), 1)).toHaveLength(1);
     expect(h.onec.orders().filter((order) => order.key.endsWith(`tilda:${payment.orderid}`))).toHaveLength(1);
   });
+
+  it.each([
+    ["the Minipresso cart as nested form fields (§3.4 shape 1)", "nested form", minipressoPayment(NO_PAYMENT_SYSTEM)],
+    ["the shoes cart as one JSON form field (§3.4 shape 2)", "JSON in a form field", shoesPayment(NO_PAYMENT_SYSTEM)],
+  ] as const)(
+    "acknowledges a cart with no payment system (sys=none, systranid 0), %s, with ok, sends nothing to 1C, and shows support why",
+    async (_, shape, fixture) => {
+      const payment = { ...fixture, orderid: newOrderId() };
+      const key = `tilda:${payment.orderid}`;
+      const unpaid = post(payment, shape);
+      expect(unpaid.body).toMatch(
+        /payment\[sys\]=none&payment\[systranid\]=0&|%22sys%22%3A%22none%22%2C%22systranid%22%3A%220%22/,
+      );
+      const answer = await deliver(unpaid);
+      expectOk(answer);
+      const ignored = await h.gw.gateway.register.sources.list({ outcome: "ignored", limit: 1000 });
+      const seen = ignored.find((delivery) => delivery.correlationId === answer.headers["x-correlation-id"]);
+      expect(seen).toMatchObject({ sender: SENDER, platform: "tilda", key, payload: unpaid.body, eventId: null });
+      expect(seen?.reason).toBe('no payment system (payment.sys is "none"): the cart was not paid online');
+      // No event: nothing for 1C to book.
+      expect(await h.gw.gateway.register.find(SENDER, key)).toBeUndefined();
+      expect(h.onec.orders().filter((order) => order.key.endsWith(key))).toEqual([]);
+
+      // Support sees it in the console's platform deliveries, ignored, with the reason.
+      const { cookie } = await signInAs(h.gw.url, VIEWER.token);
+      const page = await consoleCall(`${h.gw.url}/console/webhook-deliveries?sender=${SENDER}&outcome=ignored`, {
+        headers: { cookie },
+      });
+      expect(page.status).toBe(200);
+      const row = page.text.split("<tr>").find((candidate) => candidate.includes(`<td>${key}</td>`)) ?? "";
+      expect(row).toContain(">ignored</span>");
+      expect(row).toMatch(
+        /no payment system \(payment\.sys is (&quot;|&#34;)none(&quot;|&#34;)\): the cart was not paid online/,
+      );
+
+      // When the same cart is paid online, that payment is the order's first and only one in 1C.
+      const paid = await deliver(post({ ...payment, ...PAID_ONLINE }, shape));
+      expectOk(paid);
+      const booked = await onecOrdersFor(payment.orderid, 1);
+      expect(booked).toHaveLength(1);
+      expect(booked[0]?.correlationId).toBe(paid.headers["x-correlation-id"]);
+    },
+  );
 
   it("answers Tilda's test request (test=test) with 200 ok and records nothing", async () => {
     const before = await keysRecorded();

@@ -39,7 +39,7 @@ export interface TildaProduct {
 }
 
 export interface TildaPayment {
-  /** The payment system; `none` when the cart has none. */
+  /** The payment system; `none` when the cart has none (then it is no payment). */
   sys?: string;
   /** The payment system's transaction id; `"0"` when there is none. */
   systranid?: string;
@@ -77,16 +77,30 @@ export function cartFields(overrides: Overrides<TildaFields> = {}): TildaFields 
 }
 
 /**
- * §3.4 shape 1 (nested form fields): the Minipresso cart, `sys=none`,
- * `payment[amount]=24450`. The fixture quoted elides the products after the
- * first; the two added here make the products add up to the amount:
- * 4500 + 2 × 5990 + 7970 = 24450.
+ * A cart with no payment system connected, as both §3.4 examples that show
+ * one: `sys` "none", `systranid` "0". Tilda sends it when the cart form is
+ * submitted and no money has moved: it is no payment.
+ */
+export const NO_PAYMENT_SYSTEM = { sys: "none", systranid: "0" } as const satisfies TildaPayment;
+
+/**
+ * Paid online: §3.4's CloudPayments example's payment system and
+ * transaction id. The fixtures quoted with `sys=none` carry these instead,
+ * so that they are payments; pass `NO_PAYMENT_SYSTEM` for the cart as quoted.
+ */
+export const PAID_ONLINE = { sys: "cloudpayments", systranid: "3521002298" } as const satisfies TildaPayment;
+
+/**
+ * §3.4 shape 1 (nested form fields): the Minipresso cart,
+ * `payment[amount]=24450`, paid online (`PAID_ONLINE`; the fixture quoted
+ * has `sys=none`, `systranid=0`: `NO_PAYMENT_SYSTEM`). The fixture quoted
+ * elides the products after the first; the two added here make the
+ * products add up to the amount: 4500 + 2 × 5990 + 7970 = 24450.
  */
 export function minipressoPayment(overrides: Overrides<TildaPayment> = {}): TildaPayment {
   return withOverrides(
     {
-      sys: "none",
-      systranid: "0",
+      ...PAID_ONLINE,
       orderid: "1557604691",
       products: [
         { name: "Minipresso GR", quantity: "1", amount: "4500", price: "4500", sku: "WAC-MP-GR" },
@@ -123,12 +137,14 @@ export function cloudpaymentsPayment(overrides: Overrides<TildaPayment> = {}): T
   );
 }
 
-/** §3.4 shape 2's first example: products as `"name=price"` strings, `sys=none`. */
+/**
+ * §3.4 shape 2's first example: products as `"name=price"` strings, paid
+ * online (`PAID_ONLINE`; the example quoted has `sys=none`: `NO_PAYMENT_SYSTEM`).
+ */
 export function shoesPayment(overrides: Overrides<TildaPayment> = {}): TildaPayment {
   return withOverrides(
     {
-      sys: "none",
-      systranid: "0",
+      ...PAID_ONLINE,
       orderid: "1132944846",
       products: ["Полуботинки женские (дм марсала, Размер: 36)=1399"],
       amount: "1399",
