@@ -55,9 +55,9 @@ export interface AuditStatements {
 
 /** Maintenance (port.ts, RegisterMaintenance). */
 export interface MaintenanceStatements {
-  /** One batch of finished events (FINISHED_SQL) updated before olderThan, with their attempts and replays. */
+  /** One batch of purgeable events (rules.ts, purgeableStatuses) updated before olderThan, with their attempts and replays. */
   purge(request: port.PurgeRequest): Promise<number>;
-  countFinished(olderThan: number): Promise<number>;
+  countFinished(bound: port.PurgeBound): Promise<number>;
   /** All rows in one transaction; undefined (nothing written) when (sender, event_id) is there. */
   importEvent(rows: ImportRows): Promise<EventRow | undefined>;
 }

@@ -119,14 +119,15 @@ export interface AuditTrail {
 /** Retention and moving registers (`gateway purge`, `gateway import`). */
 export interface RegisterMaintenance {
   /**
-   * Deletes at most `batchSize` finished events (SUCCEEDED, FAILED_FINAL) last
-   * updated before `olderThan`, with their attempts and replays, in one short
-   * write transaction; returns how many events went. Pending events are never
-   * touched. A purged event is forgotten: a resend of its event_id is new.
+   * Deletes at most `batchSize` SUCCEEDED events (and FAILED_FINAL ones, when
+   * `includeFailed`) last updated before `olderThan`, with their attempts and
+   * replays, in one short write transaction; returns how many events went.
+   * Pending events are never touched. A purged event is forgotten: a resend
+   * of its event_id is new.
    */
   purgeFinished(request: PurgeRequest): Promise<number>;
   /** How many events purgeFinished would take, all batches together: for a dry run. */
-  countFinished(request: { olderThan: number }): Promise<number>;
+  countFinished(bound: PurgeBound): Promise<number>;
   /**
    * Writes one event as another register held it (`gateway import`): its row,
    * attempts, replays and accepted platform delivery, in one transaction, so
@@ -331,9 +332,19 @@ export interface ReplayRecord {
   requestedAt: number;
 }
 
-export interface PurgeRequest {
+/** Which finished events a purge takes. */
+export interface PurgeBound {
   /** updated_at bound, exclusive, epoch ms: when the event finished (or was last replayed). */
   olderThan: number;
+  /**
+   * FAILED_FINAL events too. Off for the running gateway's purge: such an
+   * event was acknowledged and never booked in 1C, so it stays until support
+   * replays it (it then ends SUCCEEDED and ages out) or purges it by hand.
+   */
+  includeFailed?: boolean;
+}
+
+export interface PurgeRequest extends PurgeBound {
   batchSize: number;
 }
 

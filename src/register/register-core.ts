@@ -126,8 +126,8 @@ export class RegisterCore implements port.EventRegister {
     return this.#backend.maintenance.purge(request);
   }
 
-  countFinished(request: { olderThan: number }): Promise<number> {
-    return this.#backend.maintenance.countFinished(request.olderThan);
+  countFinished(bound: port.PurgeBound): Promise<number> {
+    return this.#backend.maintenance.countFinished(bound);
   }
 
   async importEvent(snapshot: port.EventSnapshot): Promise<"imported" | "present"> {

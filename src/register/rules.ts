@@ -1,9 +1,10 @@
-import { EventStatus, FINISHED_STATUSES, PENDING_STATUSES } from "../domain/event-status.ts";
+import { EventStatus, PENDING_STATUSES } from "../domain/event-status.ts";
 import type {
   AttemptKind,
   AttemptReport,
   ClaimRequest,
   EventSnapshot,
+  PurgeBound,
   Release,
   ReplayRefusal,
   ReplayRequest,
@@ -22,18 +23,23 @@ import {
 } from "./rows.ts";
 
 /**
- * The rules every backend shares, once: the pending and finished statuses
- * (domain/event-status.ts) as SQL, what settling and replaying write over
+ * The rules every backend shares, once: the pending statuses
+ * (domain/event-status.ts) as SQL and the ones a purge takes, what settling and replaying write over
  * an event, when a replay is refused, what an import keeps. Pure functions on rows; each backend calls
  * them from its own statements, in its own transactions.
  */
 
 /** `status IN (…)` as literal SQL: partial indexes (inbound_events_due) are chosen only for a literal list. */
-function statusIn(statuses: readonly EventStatus[]): string {
-  return `status IN (${statuses.map((status) => `'${status}'`).join(",")})`;
+export const PENDING_SQL = `status IN (${PENDING_STATUSES.map((status) => `'${status}'`).join(",")})`;
+
+/**
+ * The statuses a purge takes (port.ts, PurgeBound), as the two values of a
+ * backend's `status IN (?, ?)`: SUCCEEDED always, FAILED_FINAL only when
+ * asked. NULL matches nothing, so one statement serves both.
+ */
+export function purgeableStatuses(bound: PurgeBound): [EventStatus, EventStatus | null] {
+  return [EventStatus.SUCCEEDED, bound.includeFailed === true ? EventStatus.FAILED_FINAL : null];
 }
-export const PENDING_SQL = statusIn(PENDING_STATUSES);
-export const FINISHED_SQL = statusIn(FINISHED_STATUSES);
 
 /**
  * What a claim of kind "ahead" adds to due (port.ts, AttemptKind), in two

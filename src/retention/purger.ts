@@ -50,7 +50,7 @@ export interface PurgerOptions {
   register: EventRegister;
   now: () => number;
   log: Logger;
-  /** Finished events whose updated_at is older than this go, and ignored platform deliveries received before it. */
+  /** SUCCEEDED events whose updated_at is older than this go, and ignored platform deliveries received before it. */
   retentionMs: number;
   batchSize?: number;
   intervalMs: number;
@@ -62,10 +62,12 @@ export interface PurgerEvents {
 }
 
 /**
- * Forgets finished events (SUCCEEDED, FAILED_FINAL) once they are older than
- * the retention, so the register does not grow without bound, the platforms'
- * ignored deliveries as old, and the console's expired sessions.
- * Pending events are never purged: the register is also the delivery queue.
+ * Forgets SUCCEEDED events once they are older than the retention, so the
+ * register does not grow without bound, the platforms' ignored deliveries as
+ * old, and the console's expired sessions. Pending events are never purged:
+ * the register is also the delivery queue. Nor are FAILED_FINAL ones: each was
+ * acknowledged and is not in 1C, so it waits for support (a replay, or
+ * `gateway purge --include-failed`), counted by gateway_failed_final_events.
  */
 export class Purger extends EventEmitter<PurgerEvents> {
   readonly #register: EventRegister;

@@ -86,19 +86,33 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     return ids;
   }
 
-  it("removes finished events older than RETENTION_HOURS (30 days by default) and keeps the rest", async () => {
+  it("removes SUCCEEDED events older than RETENTION_HOURS (30 days by default) and keeps the rest, FAILED_FINAL ones too", async () => {
     const ids = await fill();
     const before = Date.now();
     const run = gateway(["purge"], db.env);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const [eventsLine, deliveriesLine] = run.stdout.trim().split("\n");
-    const match = /^purged 2 finished events older than (\S+Z)$/.exec(eventsLine ?? "");
+    const match = /^purged 1 SUCCEEDED events older than (\S+Z)$/.exec(eventsLine ?? "");
     // The platforms' ignored deliveries age out with the same bound: the 40-day-old one goes, the hour-old one stays.
     expect(deliveriesLine).toMatch(/^purged 1 ignored platform deliveries received before \S+Z$/);
     const cutoff = Date.parse(match?.[1] ?? "");
     expect(cutoff).toBeGreaterThanOrEqual(before - 30 * DAY);
     expect(cutoff).toBeLessThan(Date.now() - 30 * DAY);
+    expect(await survivors(ids)).toEqual(["old-final", "three-days", "young", "old-pending"]);
+  });
+
+  it("removes FAILED_FINAL events of that age too with --include-failed, and counts them in a dry run", async () => {
+    const ids = await fill();
+    const dry = gateway(["purge", "--include-failed", "--dry-run"], db.env);
+    expect([dry.status, dry.stderr]).toEqual([0, ""]);
+    expect(dry.stdout).toMatch(
+      /^would purge 2 finished \(SUCCEEDED and FAILED_FINAL\) events older than \S+Z \(dry run/,
+    );
+    expect(await survivors(ids)).toEqual(ids);
+    const run = gateway(["purge", "--include-failed"], db.env);
+    expect([run.status, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toMatch(/^purged 2 finished \(SUCCEEDED and FAILED_FINAL\) events older than \S+Z\n/);
     expect(await survivors(ids)).toEqual(["three-days", "young", "old-pending"]);
   });
 
@@ -109,8 +123,8 @@ describe("gateway purge", { timeout: 60_000 }, () => {
       RETENTION_HOURS: "2400",
     });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^purged 3 finished events older than /);
-    expect(await survivors(ids)).toEqual(["young", "old-pending"]);
+    expect(run.stdout).toMatch(/^purged 2 SUCCEEDED events older than /);
+    expect(await survivors(ids)).toEqual(["old-final", "young", "old-pending"]);
   });
 
   it("--dry-run counts what would go, says the ignored deliveries go too, and changes nothing", async () => {
@@ -120,7 +134,7 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     const lines = run.stdout.trim().split("\n");
     expect(lines).toHaveLength(2);
     const [events, deliveries] = lines;
-    const match = /^would purge 2 finished events older than (\S+Z) \(dry run: nothing deleted\)$/.exec(events ?? "");
+    const match = /^would purge 1 SUCCEEDED events older than (\S+Z) \(dry run: nothing deleted\)$/.exec(events ?? "");
     expect(match).not.toBeNull();
     // The real run purges the platforms' ignored deliveries received before the same bound (docs/operations.md).
     expect(deliveries).toBe(
@@ -152,8 +166,8 @@ describe("gateway purge", { timeout: 60_000 }, () => {
     const ids = await fill();
     const run = gateway(["purge", "--older-than-hours", "96"], { ...db.env, RETENTION_HOURS: "96" });
     expect([run.status, run.stderr]).toEqual([0, ""]);
-    expect(run.stdout).toMatch(/^purged 2 finished events older than /);
-    expect(await survivors(ids)).toEqual(["three-days", "young", "old-pending"]);
+    expect(run.stdout).toMatch(/^purged 1 SUCCEEDED events older than /);
+    expect(await survivors(ids)).toEqual(["old-final", "three-days", "young", "old-pending"]);
   });
 
   it("refuses an age under a day, exit 2", async () => {

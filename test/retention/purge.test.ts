@@ -108,7 +108,7 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     });
   }
 
-  it("purges old finished events only: young finished and pending events of any age stay", async () => {
+  it("purges old SUCCEEDED events only; FAILED_FINAL ones of that age only when asked; pending events of any age stay", async () => {
     await finished("old-succeeded", SUCCEEDED, OLD);
     await finished("old-final", FAILED_FINAL, OLD);
     await finished("at-cutoff", SUCCEEDED, CUTOFF);
@@ -119,21 +119,22 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     await claim("old-processing-leased", OLD);
     await finished("old-retryable", retryable(OLD), OLD);
 
-    expect(await register.countFinished({ olderThan: CUTOFF })).toBe(2);
-    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(2);
-
-    expect(await remaining()).toEqual([
-      "at-cutoff",
-      "old-processing",
-      "old-processing-leased",
-      "old-retryable",
-      "young-final",
-      "young-succeeded",
-    ]);
+    expect(await register.countFinished({ olderThan: CUTOFF })).toBe(1);
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(1);
+    const pending = ["old-processing", "old-processing-leased", "old-retryable"];
+    expect(await remaining()).toEqual(["at-cutoff", "old-final", ...pending, "young-final", "young-succeeded"]);
     expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100 })).toBe(0);
-    // Even a cut-off in the future never reaches a pending event.
-    expect(await register.purgeFinished({ olderThan: NOW * 2, batchSize: 100 })).toBe(3);
-    expect(await remaining()).toEqual(["old-processing", "old-processing-leased", "old-retryable"]);
+
+    // Support gave the old FAILED_FINAL event up.
+    expect(await register.countFinished({ olderThan: CUTOFF, includeFailed: true })).toBe(1);
+    expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 100, includeFailed: true })).toBe(1);
+    expect(await remaining()).toEqual(["at-cutoff", ...pending, "young-final", "young-succeeded"]);
+
+    // Even a cut-off in the future never reaches a pending event, nor a FAILED_FINAL one unless asked.
+    expect(await register.purgeFinished({ olderThan: NOW * 2, batchSize: 100 })).toBe(2);
+    expect(await remaining()).toEqual([...pending, "young-final"]);
+    expect(await register.purgeFinished({ olderThan: NOW * 2, batchSize: 100, includeFailed: true })).toBe(1);
+    expect(await remaining()).toEqual(pending);
   });
 
   it("measures age from when the event finished, not when it was received", async () => {
@@ -185,7 +186,7 @@ describe.each(registerBackends())("retention on $name", (backend) => {
   });
 
   it("deletes at most one batch per call, and runOnce loops until a batch comes back short", async () => {
-    for (let i = 0; i < 5; i += 1) await finished(`old-${i}`, i % 2 === 0 ? SUCCEEDED : FAILED_FINAL, OLD + i);
+    for (let i = 0; i < 5; i += 1) await finished(`old-${i}`, SUCCEEDED, OLD + i);
     await finished("young", SUCCEEDED, YOUNG);
 
     expect(await register.purgeFinished({ olderThan: CUTOFF, batchSize: 2 })).toBe(2);
@@ -198,7 +199,7 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     expect(await remaining()).toEqual(["young"]);
   });
 
-  it("runs on its own every interval and logs what it purged", async () => {
+  it("runs on its own every interval, keeps FAILED_FINAL events for support, and logs what it purged", async () => {
     const lines: { msg: string; purged?: number; component?: string }[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -215,7 +216,7 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     const first = nextRun();
     periodic.start();
     try {
-      expect(await first).toBe(2);
+      expect(await first).toBe(1);
       await finished("old-3", SUCCEEDED, OLD);
       // A run may have started before old-3 was written: wait until one has taken it.
       let purged = 0;
@@ -224,9 +225,9 @@ describe.each(registerBackends())("retention on $name", (backend) => {
     } finally {
       await periodic.stop();
     }
-    expect(await remaining()).toEqual(["young"]);
+    expect(await remaining()).toEqual(["old-2", "young"]);
     expect(lines.filter((line) => line.purged !== undefined)).toMatchObject([
-      { component: "purger", purged: 2, msg: "purged finished events" },
+      { component: "purger", purged: 1, msg: "purged finished events" },
       { component: "purger", purged: 1, msg: "purged finished events" },
     ]);
   });

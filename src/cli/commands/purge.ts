@@ -17,22 +17,26 @@ export interface PurgeOptions {
   olderThanHours: number;
   batchSize: number;
   dryRun: boolean;
+  /** FAILED_FINAL events too: support has given them up. */
+  includeFailed: boolean;
 }
 
-/** Removes finished events last updated more than `olderThanHours` ago; pending ones stay. */
+/** Removes SUCCEEDED events (and FAILED_FINAL ones when asked) last updated more than `olderThanHours` ago; pending ones stay. */
 export async function purgeEvents(options: PurgeOptions, register: EventRegister, io: CliContext): Promise<number> {
   const olderThan = io.now() - options.olderThanHours * HOUR_MS;
+  const bound = { olderThan, includeFailed: options.includeFailed };
+  const which = options.includeFailed ? "finished (SUCCEEDED and FAILED_FINAL)" : "SUCCEEDED";
   if (options.dryRun) {
-    const count = await register.countFinished({ olderThan });
-    io.out(`would purge ${count} finished events older than ${iso(olderThan)} (dry run: nothing deleted)`);
+    const count = await register.countFinished(bound);
+    io.out(`would purge ${count} ${which} events older than ${iso(olderThan)} (dry run: nothing deleted)`);
     // The register counts no deliveries (source-port.ts): say that they go too, rather than nothing.
     io.out(
       `would purge the ignored platform deliveries received before ${iso(olderThan)} too (a dry run does not count them)`,
     );
     return 0;
   }
-  const purged = await purgeInBatches(register, { olderThan, batchSize: options.batchSize });
-  io.out(`purged ${purged} finished events older than ${iso(olderThan)}`);
+  const purged = await purgeInBatches(register, { ...bound, batchSize: options.batchSize });
+  io.out(`purged ${purged} ${which} events older than ${iso(olderThan)}`);
   // The platforms' ignored deliveries age out with the same bound, as the running gateway purges them; unmapped ones wait for support.
   const deliveries = await purgeSourcesInBatches(register, { olderThan, batchSize: options.batchSize });
   io.out(`purged ${deliveries} ignored platform deliveries received before ${iso(olderThan)}`);
@@ -42,15 +46,17 @@ export async function purgeEvents(options: PurgeOptions, register: EventRegister
 export const purgeCommand: Command = {
   name: "purge",
   synopsis: "purge [--older-than-hours N]",
-  summary: "delete old finished events (SUCCEEDED, FAILED_FINAL)",
-  help: `Usage: gateway purge [--older-than-hours N] [--force] [--batch-size N] [--dry-run]
+  summary: "delete old SUCCEEDED events (FAILED_FINAL ones too with --include-failed)",
+  help: `Usage: gateway purge [--older-than-hours N] [--force] [--batch-size N] [--include-failed] [--dry-run]
 
-Deletes SUCCEEDED and FAILED_FINAL events that finished (or were last
-replayed) more than N hours ago, with their attempts and replay audit rows.
-Pending events (PROCESSING, FAILED_RETRYABLE) are never deleted. Platforms'
-ignored webhook deliveries received before the same bound go
-too (an accepted one goes with its event). A running
-gateway does the same every PURGE_INTERVAL_MS on its own.
+Deletes SUCCEEDED events that finished (or were last replayed) more than N
+hours ago, with their attempts and replay audit rows. Pending events
+(PROCESSING, FAILED_RETRYABLE) are never deleted. FAILED_FINAL events were
+acknowledged to their sender and never booked in 1C: they stay until they
+are replayed (and age out once SUCCEEDED), or until --include-failed is
+given. Platforms' ignored webhook deliveries received before the same bound
+go too (an accepted one goes with its event). A running gateway does the
+same every PURGE_INTERVAL_MS on its own, without --include-failed.
 
 A purged event is forgotten: if its sender sends the event_id again, it is
 accepted as a new event and only 1C's own idempotency check stops a second order.
@@ -66,6 +72,9 @@ Options:
   --force               take an age under RETENTION_HOURS: a platform's
                         resend of a purged paid order becomes a new event
   --batch-size N        events per transaction (default ${DEFAULT_PURGE_BATCH_SIZE}, up to ${MAX_BATCH_SIZE})
+  --include-failed      delete FAILED_FINAL events of that age too: support
+                        has given them up (list them first:
+                        gateway list --status FAILED_FINAL)
   --dry-run             count what would be deleted, delete nothing
 
 Reads DATABASE_URL; ONEC_URL is not needed.`,
@@ -78,6 +87,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
           "batch-size": { type: "string" },
           "dry-run": { type: "boolean", default: false },
           force: { type: "boolean", default: false },
+          "include-failed": { type: "boolean", default: false },
         },
         allowPositionals: true,
       }),
@@ -94,6 +104,7 @@ Reads DATABASE_URL; ONEC_URL is not needed.`,
       ),
       batchSize: integerOption("batch-size", values["batch-size"], DEFAULT_PURGE_BATCH_SIZE, 1, MAX_BATCH_SIZE),
       dryRun: values["dry-run"],
+      includeFailed: values["include-failed"],
     };
     if (options.olderThanHours < retentionHours && !values.force) {
       throw new UsageError(

@@ -107,8 +107,8 @@ export class PostgresRegister extends RegisterCore {
       },
       maintenance: {
         // Attempts and replays go by ON DELETE CASCADE; the count is of events only.
-        purge: (request) => maintain((sql) => q.purge(sql, request.olderThan, request.batchSize)),
-        countFinished: (olderThan) => maintain((sql) => q.countFinished(sql, olderThan)),
+        purge: (request) => maintain((sql) => q.purge(sql, request)),
+        countFinished: (bound) => maintain((sql) => q.countFinished(sql, bound)),
         importEvent: (rows) => maintain((sql) => importSnapshot(sql, rows)),
       },
       sessions: new PostgresSessionStore(link, clock),

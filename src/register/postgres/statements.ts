@@ -3,6 +3,8 @@ import type {
   Backlog,
   ClaimRequest,
   Lease,
+  PurgeBound,
+  PurgeRequest,
   RegisterChange,
   ReplayRequest,
   ReserveRequest,
@@ -12,10 +14,10 @@ import { acceptedSourceRow, type EventRow, type NewSourceRow } from "../rows.ts"
 import {
   allFinishedSql,
   claimKind,
-  FINISHED_SQL,
   isRelease,
   noLostAheadSql,
   PENDING_SQL,
+  purgeableStatuses,
   RELEASED_SET,
   replayAudit,
   replayedColumns,
@@ -290,24 +292,27 @@ export async function replayEvent(db: Db, request: ReplayRequest, row: EventRow,
   return replayed;
 }
 
-const finishedBefore = (db: Db, olderThan: number) => db`${db.unsafe(FINISHED_SQL)} AND updated_at < ${olderThan}`;
+const purgeableBefore = (db: Db, bound: PurgeBound) => {
+  const [succeeded, failed] = purgeableStatuses(bound);
+  return db`status IN (${succeeded}, ${failed}) AND updated_at < ${bound.olderThan}`;
+};
 
 /**
  * One batch; SKIP LOCKED so that two purgers (two instances) take different
  * rows instead of waiting. By ctid, locked in the same statement so it cannot
  * move: a TID scan, where a join on the key would scan the table once per batch.
  */
-export async function purge(db: Db, olderThan: number, limit: number): Promise<number> {
+export async function purge(db: Db, request: PurgeRequest): Promise<number> {
   const result = await db`
     DELETE FROM inbound_events WHERE ctid = ANY (ARRAY(
-      SELECT ctid FROM inbound_events WHERE ${finishedBefore(db, olderThan)}
-       LIMIT ${limit} FOR UPDATE SKIP LOCKED))`;
+      SELECT ctid FROM inbound_events WHERE ${purgeableBefore(db, request)}
+       LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`;
   return result.count;
 }
 
-export async function countFinished(db: Db, olderThan: number): Promise<number> {
+export async function countFinished(db: Db, bound: PurgeBound): Promise<number> {
   const rows = await db<{ count: number }[]>`
-    SELECT count(*) AS count FROM inbound_events WHERE ${finishedBefore(db, olderThan)}`;
+    SELECT count(*) AS count FROM inbound_events WHERE ${purgeableBefore(db, bound)}`;
   return rows[0]?.count ?? 0;
 }
 

@@ -9,7 +9,7 @@ import { openConnection } from "./open-connection.ts";
 import { ReadBatcher } from "./read-batcher.ts";
 import { SqliteSessionStore } from "./session-store.ts";
 import { SqliteSourceLog } from "./source-store.ts";
-import { filterParams, prepareStatements } from "./statements.ts";
+import { filterParams, prepareStatements, purgeBindings } from "./statements.ts";
 import type { Durability, WriteRunner } from "./write-ops.ts";
 import { openWriter } from "./writer.ts";
 
@@ -65,7 +65,7 @@ export class SqliteRegister extends RegisterCore {
       },
       maintenance: {
         purge: (request) => write("purgeFinished", request),
-        countFinished: (olderThan) => read(() => sql.countFinished.get({ olderThan })?.count ?? 0),
+        countFinished: (bound) => read(() => sql.countFinished.get(purgeBindings(bound))?.count ?? 0),
         // Its own savepoint in the batch: a snapshot that fails leaves nothing of itself.
         importEvent: (rows) => write("importEvent", rows),
       },

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { ListFilter, PageCursor } from "../port.ts";
+import type { ListFilter, PageCursor, PurgeBound } from "../port.ts";
 import {
   ATTEMPT_COLUMNS,
   type AttemptRow,
@@ -10,7 +10,7 @@ import {
   REPLAY_COLUMNS,
   type ReplayRow,
 } from "../rows.ts";
-import { allFinishedSql, FINISHED_SQL, noLostAheadSql, PENDING_SQL, RELEASED_SET } from "../rules.ts";
+import { allFinishedSql, noLostAheadSql, PENDING_SQL, purgeableStatuses, RELEASED_SET } from "../rules.ts";
 
 /**
  * The register's SQL on SQLite (the sessions' is in session-statements.ts),
@@ -22,7 +22,15 @@ type Statement<R> = Database.Statement<unknown[], R>;
 
 const DUE = `${PENDING_SQL} AND (lease_until IS NULL OR lease_until <= @now) AND next_attempt_at <= @now`;
 // Named index: a statement the planner cannot serve from it fails to prepare instead of scanning the table.
-const FINISHED_BEFORE = `inbound_events INDEXED BY inbound_events_by_status WHERE ${FINISHED_SQL} AND updated_at < @olderThan`;
+/** Bound by purgeBindings. */
+const PURGEABLE_BEFORE = `inbound_events INDEXED BY inbound_events_by_status
+  WHERE status IN (@succeeded, @failed) AND updated_at < @olderThan`;
+
+/** PURGEABLE_BEFORE's named values (rules.ts, purgeableStatuses). */
+export function purgeBindings(bound: PurgeBound): { olderThan: number; succeeded: string; failed: string | null } {
+  const [succeeded, failed] = purgeableStatuses(bound);
+  return { olderThan: bound.olderThan, succeeded, failed };
+}
 const KEY = "sender = @sender AND event_id = @eventId";
 
 /**
@@ -138,8 +146,8 @@ export function prepareStatements(db: Database.Database) {
       SELECT * FROM inbound_events WHERE ${BOUNDS} ORDER BY received_at, event_id LIMIT @limit`) as Statement<EventRow>,
     // SQLite's DELETE … LIMIT needs a compile-time flag; a rowid subquery works everywhere.
     purge: db.prepare(`
-      DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${FINISHED_BEFORE} LIMIT @limit)`),
-    countFinished: db.prepare(`SELECT count(*) AS count FROM ${FINISHED_BEFORE}`) as Statement<{ count: number }>,
+      DELETE FROM inbound_events WHERE rowid IN (SELECT rowid FROM ${PURGEABLE_BEFORE} LIMIT @limit)`),
+    countFinished: db.prepare(`SELECT count(*) AS count FROM ${PURGEABLE_BEFORE}`) as Statement<{ count: number }>,
     countByStatus: db.prepare(`
       SELECT status, count(*) AS count FROM inbound_events WHERE ${BOUNDS} GROUP BY status`) as Statement<{
       status: string;

@@ -23,7 +23,13 @@ import {
 } from "../rules.ts";
 import { prepareSessionStatements, type SessionStatements, sessionWriteOps } from "./session-statements.ts";
 import { prepareSourceStatements, type SourceStatements, sourceWriteOps } from "./source-statements.ts";
-import { type ImportStatements, prepareImportStatements, prepareStatements, type Statements } from "./statements.ts";
+import {
+  type ImportStatements,
+  prepareImportStatements,
+  prepareStatements,
+  purgeBindings,
+  type Statements,
+} from "./statements.ts";
 
 /**
  * Every write the SQLite register makes, as a named operation on plain data:
@@ -107,7 +113,7 @@ export const writeOps = {
 
   purgeFinished(sql: WriteStatements, request: PurgeRequest): number {
     // Attempts and replays go by ON DELETE CASCADE; `changes` counts only the events themselves.
-    return sql.events.purge.run({ olderThan: request.olderThan, limit: request.batchSize }).changes;
+    return sql.events.purge.run({ ...purgeBindings(request), limit: request.batchSize }).changes;
   },
 
   importEvent(sql: WriteStatements, rows: ImportRows): EventRow | undefined {
