@@ -154,7 +154,14 @@ async function deliver(deps: AttemptDeps, record: EventRecord, log: Logger, trac
     return { settlement: verdict.settlement, report, outcome: outcome.kind, onecAnswered: answered };
   // The last call's fate is unknown: 1C may hold the order although we never heard so.
   const asked = await askBeforeEnding(deps, record, verdict.ending, log, trace);
-  return { ...asked, report: { ...report, detail: `${report.detail ?? ""}; then ${asked.report.detail}` } };
+  return {
+    ...asked,
+    report: { ...report, detail: `${report.detail ?? ""}; then ${asked.report.detail}` },
+    // A 1C that answers reads while its posting times out (a long lock, maintenance) is not back:
+    // were the lookup's answer to close the breaker, every held-back retry would go at once,
+    // time out, and be charged, at each event's last attempt.
+    onecAnswered: answered && asked.onecAnswered,
+  };
 }
 
 /**

@@ -370,6 +370,64 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect(await register.find("default", "held-back")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
   });
 
+  /** An event whose earlier attempts timed out, charged, due again at `dueAt`. */
+  async function failedBefore(eventId: string, attempts: number, dueAt: number): Promise<void> {
+    await accept(eventId);
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const [claim] = await register.claim({
+        owner: "earlier",
+        now,
+        leaseMs: 1000,
+        limit: 1,
+        only: { sender: "default", eventId },
+      });
+      if (claim === undefined) throw new Error(`could not claim ${eventId}`);
+      await register.settle(
+        claim.lease,
+        {
+          status: "FAILED_RETRYABLE",
+          error: "timeout",
+          errorClass: "timeout",
+          nextAttemptAt: attempt === attempts - 1 ? dueAt : now,
+          charged: true,
+        },
+        { startedAt: now, durationMs: 1, outcome: "retryable" },
+        now,
+      );
+    }
+  }
+
+  it("keeps the breaker open when 1C answers the lookup at an event's last attempt but its posting still times out", async () => {
+    const timeout: OnecOutcome = { kind: "retryable", errorClass: "timeout", message: "1C did not answer in time" };
+    const onec = scriptedOnec(() => timeout);
+    const later = now + 3_600_000;
+    await failedBefore("held-back", 1, later);
+    await failedBefore("last", testPolicy.maxAttempts - 1, now + 1000);
+    await accept("opener");
+    // The opener's retry (48 s or more) comes after last's final attempt.
+    const d = deliverer(
+      onec,
+      { concurrency: 1, breaker: { failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      register,
+      { baseMs: 60_000 },
+    );
+    await step(d); // opener times out: the breaker opens
+    expect(d.breakerState).toBe("open");
+
+    now += 1000;
+    await step(d); // the probe is last's final attempt: it times out, 1C says it does not hold the event
+    expect(await register.find("default", "last")).toMatchObject({
+      status: "FAILED_FINAL",
+      attempts: testPolicy.maxAttempts,
+    });
+    expect(onec.lookups).toEqual(["last"]);
+    expect(d.breakerState).toBe("open");
+    await step(d);
+    // Nothing was brought forward: the event that waits out the outage keeps its backoff and its budget.
+    expect(await register.find("default", "held-back")).toMatchObject({ attempts: 1, nextAttemptAt: later });
+    expect(onec.calls.map((call) => call.idempotencyKey)).toEqual(["opener", "last"]);
+  });
+
   async function crashThreeTimes(eventId: string): Promise<void> {
     // Three claims whose process died mid-call: leases taken, never settled.
     for (let crash = 0; crash < 3; crash++) {
