@@ -11,9 +11,12 @@
 //    is about 250 ms shorter (no module resolution and no thousand file reads at start), see
 //    README "Start-up and memory". The CLI and the writer thread stay one file per module;
 //    the writer thread is loaded by path (src/util/package-files.ts) and imports what it needs;
-// 5. the bin is made executable, as npm would on install.
+// 5. the bin is made executable, as npm would on install;
+// 6. and linked as node_modules/.bin/gateway, which npm does for a package's dependents but not for
+//    the package itself: so `npx gateway …` runs the command line in this checkout too (README,
+//    docs/operations.md). `npm prune --omit=dev` keeps the link.
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -64,4 +67,10 @@ await build({
 });
 
 chmodSync(join(dist, "cli/main.js"), 0o755);
+const bin = join(root, "node_modules/.bin");
+if (existsSync(join(root, "node_modules"))) {
+  mkdirSync(bin, { recursive: true });
+  rmSync(join(bin, "gateway"), { force: true });
+  symlinkSync("../../dist/cli/main.js", join(bin, "gateway"));
+}
 console.log(`dist/: built from src/ (${copied} other files copied)`);

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { dirname, join } from "node:path";
 import closeWithGrace from "close-with-grace";
 import { describeLocation } from "./config/database-url.ts";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
@@ -9,38 +11,89 @@ import { startOnecEmulator } from "./onec-emulator/emulator.ts";
  * `npm run demo`: the gateway on SQLite in data/ plus the bundled 1C emulator,
  * on loopback, with a ready request to try. Production is `npm start`, which
  * never falls back to the emulator.
+ *
+ * The register outlives the process, so the emulator's orders do too (a journal
+ * beside the register): a restarted demo that remembered an event 1C had
+ * forgotten would answer repeats with an order 1C no longer holds, and a
+ * replay would book a second one. Without ADMIN_TOKEN or OPERATORS_FILE the
+ * demo makes an admin token for this run, so the console at /console opens.
  */
 async function demo(): Promise<void> {
-  const emulator = await startOnecEmulator({
-    host: "127.0.0.1",
-    port: Number(process.env.ONEC_EMULATOR_PORT ?? 8081),
-  });
+  const env: NodeJS.ProcessEnv = { ALLOW_ANONYMOUS: "true", ...process.env };
+  const madeAdminToken = !env.ADMIN_TOKEN && !env.OPERATORS_FILE ? randomBytes(24).toString("base64url") : undefined;
   let config: ReturnType<typeof loadConfig>;
   try {
     // The demo has no shop tokens: all its traffic is the anonymous sender "default".
-    config = loadConfig({ ALLOW_ANONYMOUS: "true", ...process.env }, { onecUrl: emulator.url, host: "127.0.0.1" });
+    config = loadConfig(
+      { ...env, ...(madeAdminToken === undefined ? {} : { ADMIN_TOKEN: madeAdminToken }) },
+      { onecUrl: "http://127.0.0.1:8081", host: "127.0.0.1" },
+    );
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`configuration error: ${error.message}\n`);
-    await emulator.close();
-    process.exit(1);
+    return fail(`configuration error: ${error.message}`);
   }
+  const emulatorPort = Number(env.ONEC_EMULATOR_PORT ?? 8081);
+  const journalPath =
+    env.ONEC_EMULATOR_JOURNAL ||
+    (config.database.kind === "sqlite" ? join(dirname(config.database.path), "demo-1c-orders.jsonl") : undefined);
+  const emulator = await startOnecEmulator({ host: "127.0.0.1", port: emulatorPort, journalPath }).catch(
+    (error: unknown) => fail(cannotListen(error, "the 1C emulator", emulatorPort, "ONEC_EMULATOR_PORT")),
+  );
   const logger = createLogger(config.logLevel);
-  const gateway = await createGateway(config, logger);
+  // ONEC_URL set: the demo's gateway talks to that 1C, and the emulator only waits.
+  const gateway = await createGateway(env.ONEC_URL ? config : { ...config, onecUrl: emulator.url }, logger);
   closeWithGrace({ delay: 10_000 }, async () => {
     await gateway.close();
     await emulator.close();
   });
-  const url = await gateway.app.listen({ port: config.port, host: config.host });
-  process.stdout.write(banner(url, emulator.url, describeLocation(config.database)));
+  const url = await gateway.app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+    await gateway.close();
+    await emulator.close();
+    return fail(cannotListen(error, "the gateway", config.port, "PORT"));
+  });
+  process.stdout.write(
+    banner({
+      gatewayUrl: url,
+      emulatorUrl: emulator.url,
+      register: describeLocation(config.database),
+      journalPath,
+      madeAdminToken,
+    }),
+  );
 }
 
-function banner(gatewayUrl: string, emulatorUrl: string, databasePath: string): string {
+function cannotListen(error: unknown, what: string, port: number, setting: string): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE")
+    return `${what} cannot listen on 127.0.0.1:${port}: the port is in use; set ${setting} to another port`;
+  return `${what} cannot listen on 127.0.0.1:${port}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+interface BannerFacts {
+  gatewayUrl: string;
+  emulatorUrl: string;
+  register: string;
+  journalPath: string | undefined;
+  madeAdminToken: string | undefined;
+}
+
+function banner({ gatewayUrl, emulatorUrl, register, journalPath, madeAdminToken }: BannerFacts): string {
   const endpoint = `${gatewayUrl}/integration/v1/orders/paid`;
+  const orders = journalPath === undefined ? "in memory" : journalPath;
+  const consoleLine =
+    madeAdminToken === undefined
+      ? `    console   ${gatewayUrl}/console   (sign in with your ADMIN_TOKEN or OPERATORS_FILE token)`
+      : `    console   ${gatewayUrl}/console   (admin token for this run: ${madeAdminToken})`;
   return `
   1C order gateway demo
-    gateway   ${gatewayUrl}   (register: ${databasePath})
-    1C        ${emulatorUrl}   (emulator; orders: ${emulatorUrl}/_emulator/orders)
+    gateway   ${gatewayUrl}   (register: ${register})
+    1C        ${emulatorUrl}   (emulator; orders: ${emulatorUrl}/_emulator/orders, kept ${orders})
+${consoleLine}
 
   Send the example event (run it twice: 201 first, then 200 with Idempotent-Replayed: true):
     curl -i ${endpoint} \\
@@ -54,7 +107,8 @@ function banner(gatewayUrl: string, emulatorUrl: string, databasePath: string): 
     curl -X PUT ${emulatorUrl}/_emulator/faults -d '{"latencyMs":5000}'
     curl -X PUT ${emulatorUrl}/_emulator/faults -d '{"unavailable":true}'
 
-  Ctrl+C stops both.
+  Ctrl+C stops both. To start afresh, stop it and delete the register (its -wal and -shm files too)
+  and the emulator's orders file.
 `;
 }
 

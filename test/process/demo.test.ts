@@ -66,16 +66,26 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) dir.remove();
 });
 
-/** Starts the demo and resolves once its banner's first curl has been printed in full. */
-async function startDemo(env: Record<string, string>): Promise<Demo> {
+/** A directory for the demo's register, removed after the test. */
+function demoDir(): string {
   const dir = tempDir("demo-");
   dirs.push(dir);
+  return dir.path;
+}
+
+function spawnDemo(env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, demoArgs(), {
     cwd: repoRoot,
-    env: { ...cleanEnv(), DATABASE_URL: join(dir.path, "gateway.db"), ...env },
+    env: { ...cleanEnv(), DATABASE_URL: join(demoDir(), "gateway.db"), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.push(child);
+  return child;
+}
+
+/** Starts the demo and resolves once its banner's first curl has been printed in full. */
+async function startDemo(env: Record<string, string>): Promise<Demo> {
+  const child = spawnDemo(env);
   const output: string[] = [];
   createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => output.push(line));
   return new Promise<Demo>((resolve, reject) => {
@@ -266,6 +276,70 @@ describe("npm run demo", { timeout: 60_000 }, () => {
     await runItTwice(demo);
   });
 });
+
+describe("npm run demo, run again and by support", { timeout: 60_000 }, () => {
+  it("keeps 1C's orders beside the register: restarted, it answers the repeat with the order 1C still holds", async () => {
+    const database = join(demoDir(), "gateway.db");
+    const first = await startDemo({ PORT: "0", ONEC_EMULATOR_PORT: "0", DATABASE_URL: database });
+    const curl = curlRequest(first.curl, repoRoot);
+    const original = await send(curl);
+    expect(original.status, original.text).toBe(201);
+    await stop(first.child);
+
+    const again = await startDemo({ PORT: "0", ONEC_EMULATOR_PORT: "0", DATABASE_URL: database });
+    const repeat = await send(curlRequest(again.curl, repoRoot));
+    expect([repeat.status, repeat.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+    expect(repeat.text).toBe(original.text);
+    const order = (JSON.parse(original.text) as { order: { id: string } }).order;
+    const listed = (await (await request(`${again.emulatorUrl}/_emulator/orders`)).body.json()) as {
+      orders: Array<{ key: string; order: { id: string } }>;
+    };
+    expect(listed.orders).toMatchObject([{ key: "evt_2026-11-29_shop-a_100234", order: { id: order.id } }]);
+  });
+
+  it("opens the console and the admin API with an admin token made for the run and printed in the banner", async () => {
+    const demo = await startDemo({ PORT: "0", ONEC_EMULATOR_PORT: "0" });
+    const line = demo.output.find((text) => text.trim().startsWith("console"));
+    const token = /admin token for this run: (\S+)\)/.exec(line ?? "")?.[1];
+    expect(line, demo.output.join("\n")).toContain(`${demo.gatewayUrl}/console`);
+    expect(token?.length).toBeGreaterThanOrEqual(32);
+    const events = `${demo.gatewayUrl}/integration/v1/admin/events`;
+    expect((await request(events)).statusCode).toBe(401);
+    expect((await request(events, { headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200);
+    const consolePage = await request(`${demo.gatewayUrl}/console`);
+    expect(consolePage.statusCode).toBe(303);
+    expect(String(consolePage.headers.location)).toMatch(/^\/console\/sign-in\b/);
+    const signIn = await request(new URL(String(consolePage.headers.location), demo.gatewayUrl));
+    expect(signIn.statusCode).toBe(200);
+  });
+
+  it("says which port is taken and which setting moves it, and exits 1", async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const port = (taken.address() as { port: number }).port;
+    try {
+      for (const [setting, other] of [
+        ["PORT", "ONEC_EMULATOR_PORT"],
+        ["ONEC_EMULATOR_PORT", "PORT"],
+      ] as const) {
+        const child = spawnDemo({ [setting]: String(port), [other]: "0" });
+        const stderr: string[] = [];
+        createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (text) => stderr.push(text));
+        const [code] = (await once(child, "exit")) as [number | null];
+        expect(code, stderr.join("\n")).toBe(1);
+        expect(stderr.join("\n")).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use; set ${setting}`);
+      }
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  await exited;
+}
 
 /** Whether nothing listens on 127.0.0.1:port now. */
 async function portFree(port: number): Promise<boolean> {
