@@ -8,7 +8,7 @@ import type { SenderEntry } from "./config/senders.ts";
 import { authThrottle } from "./http/auth-throttle.ts";
 import { clientErrorWriter, connectRefusalWriter, expectationFailedWriter } from "./http/client-error.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./http/console/console.ts";
-import { correlationIdOf } from "./http/correlation.ts";
+import { correlationIdOfRequest } from "./http/correlation.ts";
 import { deferredChildLogger } from "./http/deferred-child-logger.ts";
 import { strictJsonBody } from "./http/json-body.ts";
 import { openApiOptions } from "./http/openapi/document.ts";
@@ -84,7 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new RequestLog(),
     childLoggerFactory: deferredChildLogger,
-    genReqId: correlationIdOf,
+    genReqId: correlationIdOfRequest,
     // Fastify's defaults coerce types and drop unknown properties in silence.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
     bodyLimit: deps.bodyLimit,

@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type { ProblemCode } from "../errors/catalogue.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
-import { CORRELATION_HEADER, correlationIdOf } from "./correlation.ts";
+import { CORRELATION_HEADER, correlationIdBeingRead, correlationIdOf } from "./correlation.ts";
 import { withoutUrlSecret } from "./request-log.ts";
 import { timeOrderedId } from "./time-ordered-id.ts";
 
@@ -20,7 +20,10 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
   return (error: Error & { code?: string }, socket: Socket): void => {
     // A reset connection has no one left to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
-    const correlationId = timeOrderedId();
+    // Only a body that stopped arriving belongs to a request Fastify has seen; anything else
+    // (headers too large, a bad request line) is a request no id was given to yet.
+    const correlationId =
+      (error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? correlationIdBeingRead(socket) : undefined) ?? timeOrderedId();
     const [code, detail] = parserRefusal(error.code, limits);
     const answer = problemAnswer(code, correlationId, { detail });
     if (socket.writable) socket.write(rawAnswerBytes(answer, correlationId));

@@ -13,3 +13,23 @@ export function correlationIdOf(request: IncomingMessage): string {
   const value = request.headers[CORRELATION_HEADER];
   return typeof value === "string" && SAFE_CORRELATION_ID.test(value) ? value : timeOrderedId();
 }
+
+const kReading = Symbol("request being read");
+type ReadingSocket = { [kReading]?: { request: IncomingMessage; correlationId: string } };
+
+/**
+ * correlationIdOf, remembered on the connection: a 408 for a body that stops
+ * arriving is written by Node's parser on the bare socket (client-error.ts),
+ * after Fastify gave the request its id, and should carry the same one.
+ */
+export function correlationIdOfRequest(request: IncomingMessage): string {
+  const correlationId = correlationIdOf(request);
+  (request.socket as ReadingSocket)[kReading] = { request, correlationId };
+  return correlationId;
+}
+
+/** The id of the request the connection is still reading the body of, if any. */
+export function correlationIdBeingRead(socket: object): string | undefined {
+  const reading = (socket as ReadingSocket)[kReading];
+  return reading !== undefined && !reading.request.complete ? reading.correlationId : undefined;
+}

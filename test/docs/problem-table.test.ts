@@ -8,10 +8,10 @@ import { PROBLEM_CODES, problems } from "../../src/errors/catalogue.ts";
  * the status and code the answer carries. A newcomer found three missing.
  */
 const apiDoc = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
-const rows = new Map(
+const rows = new Map<string, { status: number; code: string }>(
   [...apiDoc.matchAll(/^\| `([a-z-]+)` \| (\d{3}) \| `(GW_ERR_[A-Z_]+)` \|/gm)].map((match) => [
-    match[1],
-    { status: Number(match[2]), code: match[3] },
+    String(match[1]),
+    { status: Number(match[2]), code: String(match[3]) },
   ]),
 );
 
@@ -22,7 +22,7 @@ describe("docs/api.md's problem types", () => {
   });
 
   it("lists no problem the gateway cannot send", () => {
-    const slugs = new Set(PROBLEM_CODES.map((code) => problems[code].slug));
+    const slugs = new Set<string>(PROBLEM_CODES.map((code) => problems[code].slug));
     expect([...rows.keys()].filter((slug) => !slugs.has(slug))).toEqual([]);
   });
 });

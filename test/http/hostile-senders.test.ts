@@ -26,16 +26,31 @@ function problemOf(raw: string): { status: number; body: Record<string, unknown>
 }
 
 describe("hostile and clumsy senders", () => {
-  it("answers 408 problem+json to a body that stops arriving (slowloris)", async () => {
+  it("answers 408 problem+json to a body that stops arriving (slowloris), with the sender's correlation id", async () => {
     const started = Date.now();
     const raw = await rawExchange(
-      'POST /integration/v1/orders/paid HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"event_id":',
+      'POST /integration/v1/orders/paid HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Correlation-ID: slow-1\r\nContent-Length: 1000\r\n\r\n{"event_id":',
     );
     const problem = problemOf(raw);
     expect(problem.status).toBe(408);
     expect(problem.head).toMatch(/content-type: application\/problem\+json/i);
-    expect(problem.body).toMatchObject({ type: "/integration/v1/problems/request-timeout", retryable: true });
+    // docs/api.md: X-Correlation-ID is echoed on every answer.
+    expect(problem.head).toMatch(/\r\nx-correlation-id: slow-1\r\n/i);
+    expect(problem.body).toMatchObject({
+      type: "/integration/v1/problems/request-timeout",
+      retryable: true,
+      correlation_id: "slow-1",
+    });
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("gives a 408 on a kept-alive connection a new id, not the finished request's, when the next headers stop arriving", async () => {
+    const first = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Correlation-ID: done-1\r\n\r\n";
+    const raw = await rawExchange(`${first}POST /integration/v1/orders/paid HTTP/1.1\r\nHost: x\r\n`);
+    const answers = raw.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((answer) => Number(answer.split(" ")[1]))).toEqual([200, 408]);
+    expect(answers[1]).not.toMatch(/x-correlation-id: done-1/i);
+    expect(answers[1]).toMatch(/x-correlation-id: [0-9a-f-]{36}/i);
   });
 
   it("answers 400 problem+json to bytes that are not HTTP", async () => {
