@@ -112,6 +112,10 @@ function answerForError(error: Error, request: FastifyRequest): Answer {
       return problemAnswer(code, correlationId, {
         detail: "an unexpected error; it is logged under this correlation_id",
       });
+    case "GW_ERR_BODY_TOO_LARGE":
+      return problemAnswer(code, correlationId, {
+        detail: `the body is larger than this route's limit of ${request.routeOptions.bodyLimit} bytes; nothing was recorded`,
+      });
     default:
       return problemAnswer(code, correlationId, { detail: error.message });
   }

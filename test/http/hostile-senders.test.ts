@@ -53,6 +53,20 @@ describe("hostile and clumsy senders", () => {
     expect(answers[1]).toMatch(/x-correlation-id: [0-9a-f-]{36}/i);
   });
 
+  it("names the limit a body is over: 413 at one byte past README's BODY_LIMIT default (262144)", async () => {
+    const event = JSON.stringify(orderPaidEvent());
+    const padded = (size: number) =>
+      `${event.slice(0, -1)},"padding":"${"x".repeat(size - Buffer.byteLength(event) - 13)}"}`;
+    expect(Buffer.byteLength(padded(262_145))).toBe(262_145);
+    const answer = await postEvent(h.gw.url, padded(262_145));
+    expect(answer.status).toBe(413);
+    expect(answer.json()).toMatchObject({
+      type: "/integration/v1/problems/body-too-large",
+      detail: "the body is larger than this route's limit of 262144 bytes; nothing was recorded",
+    });
+    expect((await postEvent(h.gw.url, padded(262_144))).status).not.toBe(413);
+  });
+
   it("answers 400 problem+json to bytes that are not HTTP", async () => {
     const problem = problemOf(await rawExchange("HELLO 1C\r\n\r\n"));
     expect(problem.status).toBe(400);
