@@ -177,9 +177,10 @@ describe.skipIf(!pg.enabled)("three gateways and two workers on one PostgreSQL r
       );
     } finally {
       await setOnecFaults(cluster.onecUrl, { latencyMs: 0 });
+      // The deployment runs two workers again for what follows, whether this test passed or not (a
+      // worker still running is stopped with SIGTERM first).
+      await cluster.replaceWorker(0);
     }
-    // The deployment runs two workers again for what follows.
-    await cluster.replaceWorker(0);
   });
 
   // Three stops and starts, each start about 2 s on a quiet machine but far longer when other files load its cores.

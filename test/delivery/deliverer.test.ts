@@ -123,6 +123,8 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect(onec.calls).toHaveLength(5);
     // 1C was asked, and said it never committed the event, before the gateway gave up on it.
     expect(onec.lookups).toEqual(["evt-1"]);
+    // maxAttempts 5: a delay after each of the first four attempts, none after the fifth (the last).
+    expect(delays).toHaveLength(4);
     delays.forEach((delay, i) => {
       expect(delay).toBeGreaterThanOrEqual(0.8 * 1000 * 2 ** i);
       expect(delay).toBeLessThanOrEqual(1.2 * 1000 * 2 ** i);

@@ -13,9 +13,22 @@ import { CLOSE_BOUND_MS } from "./rehearse.ts";
 const repoRoot = new URL("../../", import.meta.url).pathname;
 const unitPath = join(repoRoot, "deploy/systemd/onec-gateway.service");
 const unitText = readFileSync(unitPath, "utf8");
-const analyze = spawnSync("systemd-analyze", ["--version"]).status === 0;
+const analyze = systemdAnalyzeAvailable();
 const scratch = mkdtempSync(join(tmpdir(), "gateway-unit-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/**
+ * Whether systemd-analyze runs here. Without it the tests are skipped with one line, unless
+ * SYSTEMD_ANALYZE_REQUIRED=1 (CI, .ci/run), where its absence fails this file instead of skipping it.
+ */
+function systemdAnalyzeAvailable(): boolean {
+  if (spawnSync("systemd-analyze", ["--version"]).status === 0) return true;
+  if (process.env.SYSTEMD_ANALYZE_REQUIRED === "1") {
+    throw new Error("SYSTEMD_ANALYZE_REQUIRED=1 but systemd-analyze is missing: apt-get install systemd");
+  }
+  console.warn("skipping the systemd unit tests: systemd-analyze is missing (apt-get install systemd)");
+  return false;
+}
 
 function verify(text: string): { status: number | null; output: string } {
   const path = join(scratch, "onec-gateway.service");

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { PostReceived } from "../../src/onec-emulator/order-paid-handler.ts";
 import type { AttemptRecord, EventRegister } from "../../src/register/port.ts";
 import { DEFAULT_SENDER } from "../../src/register/senders.ts";
@@ -17,6 +17,8 @@ import { processBackends, registerDatabases } from "../support/process-backends.
 describe.each(processBackends())("claims made ahead and SIGKILL on $name", { timeout: 90_000 }, (backend) => {
   const databases = registerDatabases(backend);
   const h = gatewayProcesses();
+  // The emulator is the file's: a test that fails half-way leaves none of its faults to the next one.
+  afterEach(() => h.onec.setFaults({ hangAfterCommit: false, latencyMs: 0, orderNotValid: null }));
 
   /** Polls `check` on the register until it holds, or fails after `ms`. */
   async function until(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
@@ -119,6 +121,13 @@ describe.each(processBackends())("claims made ahead and SIGKILL on $name", { tim
     try {
       expect((await postEvent(gateway.url, before)).status).toBe(202);
       expect((await postEvent(gateway.url, poison)).status).toBe(202);
+      // The test's premise: the poison event's first claim is made ahead, while the first event spends
+      // its 300 ms in 1C. Checked here, so that a missed window fails as that, not as a wrong list below.
+      await until(async () => (await attempts(register, poison.event_id)).length > 0, "the poison event's first claim");
+      expect(
+        (await attempts(register, poison.event_id))[0]?.kind,
+        "the poison event was not claimed ahead while the first event was in 1C (300 ms latency)",
+      ).toBe("ahead");
       for (let restarts = 0; restarts < 6; restarts++) {
         await until(async () => gateway.child.exitCode !== null || gateway.child.signalCode !== null, "a death");
         await killed;
@@ -152,6 +161,5 @@ describe.each(processBackends())("claims made ahead and SIGKILL on $name", { tim
     ]);
     // The first death, claimed ahead, is forgiven; the next two reach MAX_UNFINISHED_ATTEMPTS; then 1C is asked.
     expect(poisonPosts).toBe(3);
-    h.onec.setFaults({ latencyMs: 0, orderNotValid: null });
   });
 });

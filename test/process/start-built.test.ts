@@ -5,8 +5,9 @@
  * tsx (nor any TypeScript source) loaded in any of its threads.
  *
  * What was loaded is asked of the running process itself, through its
- * inspector: SIGUSR1 opens it (Node's own signal for that, on 127.0.0.1:9229),
- * and V8 then reports every script it holds (Debugger.scriptParsed), on the
+ * inspector: SIGUSR1 opens it (Node's own signal for that; on 127.0.0.1 and, by
+ * NODE_OPTIONS=--inspect-port=0, a free port, not 9229, which something else may
+ * hold), and V8 then reports every script it holds (Debugger.scriptParsed), on the
  * main thread and, through NodeWorker, on the writer thread. On the old start
  * (`node --import tsx src/main.ts`) both hold tsx's modules and .ts files.
  */
@@ -29,7 +30,13 @@ describe("npm start runs the built JavaScript", { timeout: 60_000 }, () => {
   });
 
   it("is one node process on dist/main.js, with no tsx module or TypeScript source loaded", async () => {
-    gateway = await spawnGateway({ DATABASE_URL: join(dir.path, "gateway.db"), ONEC_URL: "http://127.0.0.1:9/1c" });
+    gateway = await spawnGateway({
+      DATABASE_URL: join(dir.path, "gateway.db"),
+      ONEC_URL: "http://127.0.0.1:9/1c",
+      // Where SIGUSR1 opens the inspector: a free port, so a busy 9229 cannot fail the test. In the
+      // environment, not on the command line, which must be the start script's own (asserted below).
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --inspect-port=0`.trim(),
+    });
     const ready = await fetch(`${gateway.url}/readyz`);
     expect(ready.status).toBe(200);
     const pid = gateway.child.pid;

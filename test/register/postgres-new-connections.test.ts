@@ -122,8 +122,9 @@ describe.skipIf(!pg.enabled)("PostgresRegister's new connections", () => {
     await expect(register.find("default", "before")).rejects.toBeInstanceOf(StorageUnavailableError);
     // The register has found the database lost; its probe opens new connections, each reset as it opens.
     await expect.poll(() => proxy?.resets(), { timeout: 5000 }).toBeGreaterThanOrEqual(2);
-    // An unhandled rejection is reported after the turn it happened in; give it a few.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Each reset reaches the client over loopback at once, as I/O for the loop's next poll phase, and an
+    // unhandled rejection is reported after the turn it happened in: a few turns of the loop see both.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(unhandled.map(String)).toEqual([]);
 
     proxy.disarm();

@@ -68,9 +68,10 @@ describe("SqliteRegister", () => {
     });
     try {
       // On the old inline writer the busy wait (5 s) held this thread: the timer fired seconds late.
+      // 1 s tells that apart with room for a loaded machine; a tighter bound would only measure the machine.
       const started = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(performance.now() - started).toBeLessThan(150);
+      expect(performance.now() - started).toBeLessThan(1000);
       expect((await register.find(before.record.sender, "evt-before"))?.status).toBe("PROCESSING");
       expect(answered).toBe(false);
     } finally {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/domain/event-status.ts";
-import { refusalSnapshot, statusUrl, successSnapshot } from "../../src/domain/first-answer.ts";
+import { refusalSnapshot, successSnapshot } from "../../src/domain/first-answer.ts";
 import { answerFor } from "../../src/http/answers.ts";
 import { eventRecord, T0 } from "../support/records.ts";
 
@@ -24,7 +24,8 @@ describe("answerFor: the one state-to-answer map", () => {
       order,
       status_url: "/integration/v1/orders/paid/evt-1",
     });
-    expect(first.headers.location).toBe(statusUrl("evt-1"));
+    // docs/api.md: the status URL is GET /integration/v1/orders/paid/{event_id}, and Location names it.
+    expect(first.headers.location).toBe("/integration/v1/orders/paid/evt-1");
   });
 
   it("answers a 1C refusal 422 every time, replayed the second time", () => {

@@ -2,6 +2,7 @@ import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
 import { exampleEvent } from "../support/events.ts";
+import { rng } from "../support/random.ts";
 
 /**
  * The canonical text must be RFC 8785's, byte for byte: stored fingerprints
@@ -9,15 +10,6 @@ import { exampleEvent } from "../support/events.ts";
  * package (by one of RFC 8785's authors) and the vector
  * from ../shared/reference/idempotency.md, checked there on two libraries.
  */
-
-/** A deterministic generator, so a failure can be reproduced from its seed. */
-function rng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 // Keys and strings that sort or escape differently: digits (V8 puts integer keys first), case, astral
 // characters (UTF-16 order differs from code-point order), controls, quotes, backslashes, a literal "\u".
@@ -75,6 +67,34 @@ describe("canonical JSON (RFC 8785)", () => {
     const value = JSON.parse('{"b":1,"10":2,"9":3,"a":{"€":1,"\\r":2,"1":3},"n":1e21,"f":0.1,"neg":-0}');
     expect(canonicalizeEvent(value).text).toBe(
       '{"10":2,"9":3,"a":{"\\r":2,"1":3,"€":1},"b":1,"f":0.1,"n":1e+21,"neg":0}',
+    );
+  });
+
+  it("writes RFC 8785's own examples: section 3.2.2's input as section 3.2.3's output", () => {
+    const value = JSON.parse(String.raw`{
+      "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+      "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+      "literals": [null, true, false]
+    }`);
+    expect(canonicalizeEvent(value).text).toBe(
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    );
+  });
+
+  it("sorts keys as RFC 8785 section 3.2.3's example: by UTF-16 code units, not code points", () => {
+    const value = JSON.parse(String.raw`{
+      "\u20ac": "Euro Sign",
+      "\r": "Carriage Return",
+      "\ufb33": "Hebrew Letter Dalet With Dagesh",
+      "1": "One",
+      "\ud83d\ude00": "Emoji: Grinning Face",
+      "\u0080": "Control",
+      "\u00f6": "Latin Small Letter O With Diaeresis"
+    }`);
+    // The RFC's order: \r, 1, U+0080, ö, €, 😀 (U+D83D U+DE00), then U+FB33; U+0080 is written as is.
+    expect(canonicalizeEvent(value).text).toBe(
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",' +
+        '"\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
     );
   });
 

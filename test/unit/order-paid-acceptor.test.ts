@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import { type Canonical, canonicalizeEvent, fingerprintOf } from "../../src/domain/fingerprint.ts";
@@ -70,8 +70,8 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
     dir.remove();
   });
 
-  function acceptor(syncWaitMs = 0): OrderPaidAcceptor {
-    return new OrderPaidAcceptor(spy.register, { syncWaitMs, pollMs: 20, now: Date.now });
+  function acceptor(syncWaitMs = 0, pollMs = 20): OrderPaidAcceptor {
+    return new OrderPaidAcceptor(spy.register, { syncWaitMs, pollMs, now: Date.now });
   }
 
   function accept(canonical: Canonical, syncWaitMs = 0) {
@@ -167,11 +167,22 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
   it("waits on a pending repeat for its outcome, as before, and answers it without calling reserve", async () => {
     const canonical = canonicalOf("evt-in-flight");
     await record(canonical);
-    const answered = accept(canonical, 5000);
-    // Delivered while the repeat waits: the settle's change notice wakes it.
-    setTimeout(() => void deliver("evt-in-flight"), 100);
+    // A poll a minute apart, and a sync wait of 3 s: only the settle's change notice can wake it in time.
+    const answered = acceptor(3000, 60_000).accept({
+      sender: SENDER,
+      eventId: "evt-in-flight",
+      canonical,
+      correlationId: "corr-1",
+    });
+    // Waiting: it has read the pending row and watches the register for its change.
+    await vi.waitFor(() => expect(spy.calls.watch).toBe(1), { timeout: 4000, interval: 5 });
+    expect(spy.calls.find).toBe(1);
+    const settledAt = Date.now();
+    await deliver("evt-in-flight");
     const result = await answered;
     expect(result).toMatchObject({ kind: "event", firstAnswer: false, record: { status: "SUCCEEDED" } });
+    // Far under the poll (60 s) and the sync wait (3 s): woken by the notice, not by a timer.
+    expect(Date.now() - settledAt).toBeLessThan(1000);
     expect(spy.calls.reserve).toBeUndefined();
   });
 

@@ -1,10 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EmulatorOrder } from "../../src/onec-emulator/emulator.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, type HttpAnswer } from "../support/http.ts";
 import { type WooOrder, wooDelivery, wooHeaders, wooOrder, wooPing } from "../support/platforms/woocommerce.ts";
+import { rng, shuffled, testSeed, withSeed } from "../support/random.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -70,13 +71,16 @@ function keyOf(order: WooOrder): string {
   return `woocommerce:${order.id}:${(order.date_paid_gmt ?? "").replace(/[^0-9]/g, "")}`;
 }
 
-/** Waits until the emulator holds `expected` orders for this WooCommerce order (1C's Idempotency-Key ends with the event id). */
+/**
+ * Waits until the emulator holds `expected` orders for this WooCommerce order (1C's Idempotency-Key ends with
+ * the event id), failing after 4 s (under the test's own 5 s); returns them.
+ */
 async function onecOrdersFor(order: WooOrder, expected: number): Promise<EmulatorOrder[]> {
   const matching = () => h.onec.orders().filter((booked) => booked.key.includes(`woocommerce:${order.id}:`));
-  const deadline = Date.now() + 10_000;
-  while (matching().length < expected && Date.now() < deadline) {
-    await new Promise((resolve) => h.onec.events.once("committed", resolve).once("post", resolve));
-  }
+  await vi.waitFor(
+    () => expect(matching().length, `1C orders of woocommerce:${order.id}`).toBeGreaterThanOrEqual(expected),
+    { timeout: 4000, interval: 10 },
+  );
   return matching();
 }
 
@@ -149,21 +153,24 @@ describe("WooCommerce order webhook, end to end", () => {
     ];
     expect(copies).toHaveLength(50);
     expect(new Set(copies.map(({ headers }) => headers["x-wc-webhook-delivery-id"])).size).toBe(50);
-    copies.sort(() => Math.random() - 0.5);
-    const answers = await Promise.all(copies.map(deliver));
-    for (const answer of answers) expect([200, 201, 202]).toContain(answer.status);
-    for (const order of [first, ...others]) {
-      await onecOrdersFor(order, 1);
-      // A later update of the paid order is a repeat, not a second order.
-      const again = await deliver(signed(completed(order)));
-      expect(again.status).toBe(200);
-      expect(again.json()).toMatchObject({ event_id: keyOf(order) });
-    }
-    for (const order of [first, ...others]) expect(await onecOrdersFor(order, 1)).toHaveLength(1);
-    // Completing a paid order changes nothing that was paid: no copy is kept as "a different order".
-    const ignored = await h.gw.gateway.register.sources.list({ outcome: "ignored", limit: 1000 });
-    const keys = new Set([first, ...others].map(keyOf));
-    expect(ignored.filter((delivery) => keys.has(delivery.key))).toEqual([]);
+    // A seeded order: a failure names its seed, and TEST_SEED=<seed> replays it.
+    const seed = testSeed();
+    await withSeed(seed, async () => {
+      const answers = await Promise.all(shuffled(copies, rng(seed)).map(deliver));
+      for (const answer of answers) expect([200, 201, 202]).toContain(answer.status);
+      for (const order of [first, ...others]) {
+        await onecOrdersFor(order, 1);
+        // A later update of the paid order is a repeat, not a second order.
+        const again = await deliver(signed(completed(order)));
+        expect(again.status).toBe(200);
+        expect(again.json()).toMatchObject({ event_id: keyOf(order) });
+      }
+      for (const order of [first, ...others]) expect(await onecOrdersFor(order, 1)).toHaveLength(1);
+      // Completing a paid order changes nothing that was paid: no copy is kept as "a different order".
+      const ignored = await h.gw.gateway.register.sources.list({ outcome: "ignored", limit: 1000 });
+      const keys = new Set([first, ...others].map(keyOf));
+      expect(ignored.filter((delivery) => keys.has(delivery.key))).toEqual([]);
+    });
   });
 
   it("refuses a wrong or missing signature with 401 and records nothing", async () => {
