@@ -393,6 +393,7 @@ describe("control endpoints", () => {
       orderNotValid: null,
       refusal: null,
       processingError: null,
+      agreementCurrency: null,
       postingMs: 0,
       // 1C's own default wait for a managed lock: 20 s.
       lockWaitMs: 20_000,
@@ -427,6 +428,88 @@ describe("control endpoints", () => {
     await expectError(await put(JSON.stringify({ nonsense: true })), 400, "BAD_FAULTS");
     await expectError(await put("{"), 400, "BAD_JSON");
     expect(emulator.faults.latencyMs).toBe(0);
+  });
+});
+
+/** The example event in another currency, order and payment alike (the gateway's single-currency rule). */
+function inCurrency(currency: string): string {
+  const event = JSON.parse(EXAMPLE) as { order: { currency: string }; payment: { currency: string } };
+  event.order.currency = currency;
+  event.payment.currency = currency;
+  return JSON.stringify(event);
+}
+
+describe("the agreement's currency (agreementCurrency)", () => {
+  it("by default the agreement is in the event's currency: RUB and USD post, XTS (ISO 4217's test code) is refused 422 CURRENCY_MISMATCH", async () => {
+    expect((await post(inCurrency("RUB"), { "idempotency-key": "evt-rub" })).status).toBe(201);
+    expect((await post(inCurrency("USD"), { "idempotency-key": "evt-usd" })).status).toBe(201);
+    const refused = await expectError(
+      await post(inCurrency("XTS"), { "idempotency-key": "evt-xts" }),
+      422,
+      "CURRENCY_MISMATCH",
+    );
+    expect(refused.error.message).toContain("XTS");
+    expect(refused.error.message).toContain("ИнтСайт_Соглашение");
+    expect(emulator.orders().map((o) => o.key)).toEqual(["evt-rub", "evt-usd"]);
+    expect((await fetch(`${emulator.url}/v1/events/evt-xts`)).status).toBe(404);
+  });
+
+  it("set, refuses any other order.currency, storing nothing, until the currencies agree; an ordered key is not checked again", async () => {
+    emulator.setFaults({ agreementCurrency: "RUB" });
+    const refused = await expectError(await post(inCurrency("USD")), 422, "CURRENCY_MISMATCH");
+    expect(refused.error.message).toBe(
+      "the site's prices are in USD, but the order's currency is RUB, from its agreement: set ИнтСайт_Соглашение to an agreement in USD",
+    );
+    expect(emulator.orders()).toHaveLength(0);
+    // The refused key holds nothing: the same key is tried anew, not answered 409.
+    emulator.setFaults({ agreementCurrency: "USD" });
+    expect((await post(inCurrency("USD"))).status).toBe(201);
+    emulator.setFaults({ agreementCurrency: "EUR" });
+    expect((await post(inCurrency("USD"))).status).toBe(200);
+    expect(emulator.orders()).toHaveLength(1);
+  });
+
+  it("set to XTS, takes an event in XTS; an event with no currency is refused", async () => {
+    emulator.setFaults({ agreementCurrency: "XTS" });
+    expect((await post(inCurrency("XTS"), { "idempotency-key": "evt-xts" })).status).toBe(201);
+    const bare = JSON.parse(EXAMPLE) as { order: Record<string, unknown> };
+    delete bare.order.currency;
+    const refused = await expectError(
+      await post(JSON.stringify(bare), { "idempotency-key": "evt-none" }),
+      422,
+      "CURRENCY_MISMATCH",
+    );
+    expect(refused.error.message).toContain("order.currency");
+  });
+
+  it("checks the articles first, as 1C finds them before it fills the order's terms", async () => {
+    emulator.setFaults({ agreementCurrency: "RUB", knownSkus: ["TEA-001"] });
+    await expectError(await post(inCurrency("USD")), 422, "UNKNOWN_SKU");
+    emulator.setFaults({ knownSkus: null });
+    await expectError(await post(inCurrency("USD")), 422, "CURRENCY_MISMATCH");
+  });
+
+  it("comes before a configured refusal or posting failure: the order never reaches posting", async () => {
+    emulator.setFaults({ agreementCurrency: "RUB", orderNotValid: "не проводится", processingError: "сбой" });
+    await expectError(await post(inCurrency("USD")), 422, "CURRENCY_MISMATCH");
+    expect(emulator.orders()).toHaveLength(0);
+  });
+
+  it("is a checked fault of the control endpoint", async () => {
+    const put = (body: unknown) =>
+      fetch(`${emulator.url}/_emulator/faults`, {
+        method: "PUT",
+        headers: { "content-type": JSON_TYPE },
+        body: JSON.stringify(body),
+      });
+    expect((await put({ agreementCurrency: "KZT" })).status).toBe(200);
+    expect(emulator.faults.agreementCurrency).toBe("KZT");
+    for (const wrong of ["kzt", "KZ", "RUBL", "", 643]) {
+      await expectError(await put({ agreementCurrency: wrong }), 400, "BAD_FAULTS");
+    }
+    expect(emulator.faults.agreementCurrency).toBe("KZT");
+    expect((await put({ agreementCurrency: null })).status).toBe(200);
+    expect(emulator.faults.agreementCurrency).toBeNull();
   });
 });
 

@@ -29,6 +29,14 @@ export interface EmulatorFaults {
   /** 1C fails on a new key with an error it cannot classify: 500 PROCESSING_ERROR with this text. */
   processingError: string | null;
   /**
+   * The currency (ISO 4217 alphabetic code) of the agreement 1C's order takes its sale terms from. 1C books the
+   * site's prices as they are, so a new key whose `order.currency` is another one is refused 422
+   * CURRENCY_MISMATCH, nothing stored (currency.ts). null: the agreement is in the event's currency, except XTS,
+   * the code ISO 4217 reserves for tests, which no agreement is in: an event in XTS is always refused, as a real
+   * base refuses it (the contract's case currency-of-no-agreement).
+   */
+  agreementCurrency: string | null;
+  /**
    * How long 1C posts the order inside the transaction that holds the key's exclusive lock: a GET of
    * the key meanwhile waits for its commit (key-locks.ts), and another POST of it waits its turn.
    */
@@ -49,6 +57,7 @@ export function defaultFaults(): EmulatorFaults {
     orderNotValid: null,
     refusal: null,
     processingError: null,
+    agreementCurrency: null,
     postingMs: 0,
     // 1C's default wait for a managed lock.
     lockWaitMs: 20_000,
@@ -68,6 +77,7 @@ export function applyFaults(current: EmulatorFaults, patch: Partial<EmulatorFaul
   if (patch.orderNotValid !== undefined) next.orderNotValid = patch.orderNotValid;
   if (patch.refusal !== undefined) next.refusal = patch.refusal === null ? null : { ...patch.refusal };
   if (patch.processingError !== undefined) next.processingError = patch.processingError;
+  if (patch.agreementCurrency !== undefined) next.agreementCurrency = patch.agreementCurrency;
   if (patch.postingMs !== undefined) next.postingMs = patch.postingMs;
   if (patch.lockWaitMs !== undefined) next.lockWaitMs = patch.lockWaitMs;
   return next;
@@ -115,6 +125,12 @@ export function parseFaultsPatch(input: unknown): FaultsPatchResult {
           return { ok: false, message: `${name} must be null or a non-empty string` };
         }
         patch[name] = value;
+        break;
+      case "agreementCurrency":
+        if (value !== null && (typeof value !== "string" || !/^[A-Z]{3}$/.test(value))) {
+          return { ok: false, message: "agreementCurrency must be null or an ISO 4217 code of three capital letters" };
+        }
+        patch.agreementCurrency = value;
         break;
       case "refusal": {
         const refusal = parseRefusal(value);

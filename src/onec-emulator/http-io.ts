@@ -14,6 +14,7 @@ export type ErrorCode =
   | "BAD_EVENT"
   | "EVENT_ID_REUSED"
   | "UNKNOWN_SKU"
+  | "CURRENCY_MISMATCH"
   | "UNAVAILABLE"
   | "PROCESSING_ERROR"
   | "NOT_FOUND"

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isValidKey, KEY_MAX_LENGTH } from "../onec/contract/key.ts";
 import { type Credentials, requireAuth } from "./auth.ts";
+import { currencyRefusal } from "./currency.ts";
 import type { EmulatorFaults } from "./faults.ts";
 import { headerValue, isJsonMediaType, sendError, sendJson, sendProcessingError } from "./http-io.ts";
 import type { KeyLocks } from "./key-locks.ts";
@@ -29,14 +30,20 @@ export interface OrderPaidContext {
 
 type SubmitResult = ReturnType<OrderStore["submit"]>;
 
-/** The store's verdict on a new order, with the refusals and failures the faults switch on. */
+/**
+ * The store's verdict on a new order, with the refusals and failures the faults switch on. As in 1C, the
+ * currency is checked after the articles (the store's own check) and before the order posts (ORDER_NOT_VALID);
+ * it also comes before a staged `refusal`, which stands for causes found before or after it.
+ */
 function submit(ctx: OrderPaidContext, request: Parameters<OrderStore["submit"]>[0]): SubmitResult {
-  const { knownSkus, orderNotValid, refusal, processingError } = ctx.faults();
+  const { knownSkus, orderNotValid, refusal, processingError, agreementCurrency } = ctx.faults();
+  const currency = currencyRefusal(agreementCurrency, request.booking?.currency ?? null);
   return ctx.store.submit(request, knownSkus, {
     refusal:
-      orderNotValid !== null
+      currency ??
+      (orderNotValid !== null
         ? { code: "ORDER_NOT_VALID", message: `1C refused to post ЗаказКлиента: ${orderNotValid}` }
-        : refusal,
+        : refusal),
     failure: processingError,
   });
 }

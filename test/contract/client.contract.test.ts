@@ -137,6 +137,7 @@ describe("OnecClient and the 1C contract agree", () => {
       "key-dot",
       "key-dot-dot",
       "date-past-1c-range",
+      "currency-of-no-agreement",
       "refused-customer-not-client",
       "processing-error",
     ]);
@@ -145,6 +146,7 @@ describe("OnecClient and the 1C contract agree", () => {
       "status-of-rejected",
       "missing-idempotency-key",
       "not-json-content-type",
+      "status-of-currency-mismatch",
       "status-of-processing-error",
       "status-of-delivered",
       "status-of-other-case-key",

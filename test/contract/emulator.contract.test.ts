@@ -36,6 +36,8 @@ describe("the emulator keeps the 1C contract", () => {
       "key-dot",
       "key-dot-dot",
       "date-past-1c-range",
+      "currency-of-no-agreement",
+      "status-of-currency-mismatch",
       "refused-customer-not-client",
       "processing-error",
       "status-of-processing-error",

@@ -64,7 +64,10 @@ describe("gateway probe", { timeout: 60_000 }, () => {
     expect(run.stdout).toMatch(
       /^1C reports contract version 3, extension version \d+\.\d+\.\d+\.\d+; this gateway speaks contract version 3\.$/m,
     );
-    expect(run.stdout).toMatch(/All 18 cases run passed/);
+    // A currency no agreement is in (XTS, ISO 4217's code for tests): refused, and the refused key holds no order.
+    expect(run.stdout).toMatch(/^currency-of-no-agreement +422 CURRENCY_MISMATCH +422 CURRENCY_MISMATCH +ok$/m);
+    expect(run.stdout).toMatch(/^status-of-currency-mismatch +404 NOT_FOUND +404 NOT_FOUND +ok$/m);
+    expect(run.stdout).toMatch(/All 20 cases run passed/);
     expect(run.stdout).toMatch(/^3 staged cases were not run/m);
     // One run, one order: the one the operator is warned about.
     expect(emulator.orders()).toHaveLength(1);

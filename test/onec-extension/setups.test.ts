@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { code as isoCurrency } from "currency-codes";
 import { describe, expect, it } from "vitest";
 import { PROCESSING_ERROR, REFUSAL_CODES } from "../../src/onec/contract/codes.ts";
 import { callsIn, type Item, lexBsl, type MethodInfo, moduleStructure, type Token } from "./bsl-lite.ts";
@@ -392,6 +393,167 @@ describe("setup: the agreement's organisation against the setting", () => {
     );
     expect(conflict).toBeGreaterThan(terms);
     expect(assignIndex(create, "Организация")).toBe(-1);
+  });
+});
+
+/** The pairs «alphabetic:numeric» of КодыВалютISO4217: the string the function splits, read from its tokens. */
+function currencyTable(module: Module): [string, string][] {
+  const table = method(module, "КодыВалютISO4217");
+  const body = statements(table.body);
+  const assignment = body.find((tokens) => tokens[0]?.text === "ПарыКодов" && tokens[1]?.text === "=");
+  if (assignment === undefined) throw new Error("КодыВалютISO4217 assigns no ПарыКодов");
+  // It is that string the function splits into the map, and nothing else goes into it.
+  const text = compact(body.flat());
+  expect(text).toContain('СтрРазделить(ПарыКодов,",",Ложь)');
+  expect(text).toContain('Части=СтрРазделить(Пара,":")');
+  const literal = assignment
+    .filter((token) => token.kind === "string")
+    .map((token) => token.text)
+    .join("");
+  return literal.split(",").map((pair) => {
+    const [alphabetic = "", numeric = ""] = pair.split(":");
+    return [alphabetic, numeric];
+  });
+}
+
+/** Each entry checked against ISO 4217 as the currency-codes package (an outside source) has it. */
+function currencyTableProblems(pairs: readonly [string, string][]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const [alphabetic, numeric] of pairs) {
+    if (seen.has(alphabetic)) problems.push(`${alphabetic} is listed twice`);
+    seen.add(alphabetic);
+    if (!/^\d{3}$/.test(numeric)) problems.push(`${alphabetic}: ${JSON.stringify(numeric)} is not three digits`);
+    const iso = isoCurrency(alphabetic);
+    if (iso === undefined) problems.push(`${alphabetic} is no ISO 4217 code`);
+    else if (iso.number !== numeric) problems.push(`${alphabetic} is ${iso.number} in ISO 4217, not ${numeric}`);
+  }
+  return problems;
+}
+
+describe("setup: an event in another currency than the order's agreement", () => {
+  // The order's currency comes from its agreement; the site's prices are numbers in the event's currency, applied as
+  // they are: USD on a RUB agreement booked 100 dollars as 100 roubles.
+  it("the currency is checked after the terms are filled and the organisation checked, before the site's prices", () => {
+    const create = method(orders, "СоздатьЗаказКлиента").body;
+    const terms = callIndex(create, "ЗаполнитьУсловияПродажПоСоглашению");
+    const conflict = create.findIndex(
+      (item) => item.type === "stmt" && firstStringArguments(item.tokens, "ВызватьОтказ").includes("SETTING_CONFLICT"),
+    );
+    const check = callIndex(create, "ПроверитьВалюту");
+    expect(terms).toBeGreaterThan(-1);
+    expect(check).toBeGreaterThan(terms);
+    expect(check).toBeGreaterThan(conflict);
+    expect(check).toBeLessThan(callIndex(create, "ПрименитьЦеныСайта"));
+    expect(check).toBeLessThan(callIndex(create, "ПровестиДокумент"));
+    // Every order is checked, with the event's own order.currency.
+    expect(enclosingConditions(create, check)).toEqual([]);
+    const call = create[check];
+    expect(call?.type === "stmt" ? compact(call.tokens) : "").toBe(
+      'ПроверитьВалюту(Заказ,СтрокаИз(ДанныеЗаказа,"currency"))',
+    );
+  });
+
+  it("refuses CURRENCY_MISMATCH when the ISO 4217 number differs from the order's currency's Код, SETTING_MISSING when the order has none", () => {
+    const check = method(orders, "ПроверитьВалюту").body;
+    const tokens = statements(check).flat();
+    const text = compact(tokens);
+    expect(new Set(firstStringArguments(tokens, "ВызватьОтказ"))).toEqual(
+      new Set(["SETTING_MISSING", "CURRENCY_MISMATCH"]),
+    );
+    const refusals = (code: string) =>
+      check.flatMap((item, index) =>
+        item.type === "stmt" && firstStringArguments(item.tokens, "ВызватьОтказ").includes(code)
+          ? [{ conditions: enclosingConditions(check, index).join(" | "), text: compact(item.tokens) }]
+          : [],
+      );
+    expect(refusals("SETTING_MISSING").map((r) => r.conditions)).toEqual(["НеЗначениеЗаполнено(Заказ.Валюта)"]);
+    // The site's code through the table to its number, against Код (the catalog keeps the numeric code there).
+    expect(text).toContain("ЧисловойКод=КодыВалютISO4217().Получить(КодСайта)");
+    expect(text).toContain("КодЗаказа=СокрЛП(Заказ.Валюта.Код)");
+    const mismatches = refusals("CURRENCY_MISMATCH");
+    expect(mismatches.map((r) => r.conditions)).toContain("ЧисловойКод<>КодЗаказа");
+    // A code outside the table: accepted only if the order's currency is named so, else refused.
+    expect(text).toContain("КодСайта=ВРег(СокрЛП(Заказ.Валюта.Наименование))");
+    expect(mismatches.map((r) => r.conditions)).toContain("ЧисловойКод=Неопределено");
+    // Each refusal names what to do: the setting to point at an agreement in the site's currency.
+    for (const refusal of mismatches) expect(refusal.text).toMatch(/ИнтСайт_Соглашение|order\.currency/u);
+    expect(mismatches.find((r) => r.conditions === "ЧисловойКод<>КодЗаказа")?.text).toContain(
+      "КодСайта,ЧисловойКод,Заказ.Валюта,КодЗаказа,Заказ.Соглашение",
+    );
+  });
+
+  it("the code table agrees with ISO 4217 as the currency-codes package has it, entry by entry", () => {
+    const pairs = currencyTable(orders);
+    expect(currencyTableProblems(pairs)).toEqual([]);
+    const listed = new Map(pairs);
+    // The currencies a shop of the region sells in, and XTS: ISO 4217 reserves 963 for tests, so the contract's
+    // case currency-of-no-agreement is refused by every base.
+    for (const required of [
+      "RUB",
+      "USD",
+      "EUR",
+      "KZT",
+      "BYN",
+      "UAH",
+      "UZS",
+      "KGS",
+      "AMD",
+      "AZN",
+      "GEL",
+      "MDL",
+      "TJS",
+      "TMT",
+      "CNY",
+      "GBP",
+      "CHF",
+      "JPY",
+      "TRY",
+      "PLN",
+      "CZK",
+      "AED",
+      "INR",
+      "CAD",
+      "AUD",
+      "SEK",
+      "NOK",
+      "DKK",
+      "HKD",
+      "SGD",
+      "KRW",
+      "ILS",
+      "HUF",
+      "RON",
+      "BGN",
+      "RSD",
+      "MNT",
+      "VND",
+      "THB",
+      "XTS",
+    ]) {
+      expect(listed.has(required), required).toBe(true);
+    }
+    expect(listed.get("RUB")).toBe("643");
+    expect(listed.get("XTS")).toBe("963");
+    expect(isoCurrency("XTS")?.currency).toMatch(/testing/u);
+  });
+
+  it("the table check catches a wrong number, a lost leading zero, a duplicate and a code ISO 4217 does not have", () => {
+    expect(
+      currencyTableProblems([
+        ["USD", "804"],
+        ["AUD", "36"],
+        ["EUR", "978"],
+        ["EUR", "978"],
+        ["RUR", "810"],
+      ]),
+    ).toEqual([
+      "USD is 840 in ISO 4217, not 804",
+      'AUD: "36" is not three digits',
+      "AUD is 036 in ISO 4217, not 36",
+      "EUR is listed twice",
+      "RUR is no ISO 4217 code",
+    ]);
   });
 });
 
