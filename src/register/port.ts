@@ -29,6 +29,15 @@ export interface EventRegister extends EventQueue, EventStore, AuditTrail, Regis
   /** The rate limit's counter shared by every instance, where the backend has one (PostgreSQL). */
   readonly hitCounter?: HitCounter;
 
+  /**
+   * Now on the clock the records' times (receivedAt, nextAttemptAt,
+   * leaseUntil) are stamped with, where that is not this process's own
+   * (PostgreSQL stamps with the database's now()): a difference between one
+   * of them and now, as a Retry-After, is taken against this, not Date.now().
+   * Absent where the caller's clock stamps them (SQLite).
+   */
+  clockNow?(): number;
+
   /** The console's sign-ins, kept where every instance sees them. */
   readonly sessions: SessionStore;
 

@@ -1,11 +1,11 @@
-import { createServer, type Server, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { StorageUnavailableError } from "../../src/register/port.ts";
 import type { LinkState } from "../../src/register/postgres/link.ts";
+import { MIGRATION_LOCK_KEY } from "../../src/register/postgres/migrate.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { reserveRequest } from "../support/records.ts";
-import { listenAsRelay } from "../support/tcp-proxy.ts";
+import { type SilentProxy, silentProxy } from "../support/silent-proxy.ts";
 
 /**
  * Issue 25, part 1, below the HTTP layer: a database that stops answering
@@ -25,45 +25,6 @@ const POOL_MAX = 2;
 /** Far more than the pool: most wait for a connection, as requests did in the issue. */
 const CONCURRENT = 30;
 
-/** A relay to the server that can go silent: bytes stop in both directions and new connections hang. */
-async function silenceableProxy(
-  target: URL,
-): Promise<{ url: string; silence(): void; restore(): void; close(): void }> {
-  const pairs = new Set<[Socket, Socket]>();
-  let silent = false;
-  const server: Server = createServer((client) => {
-    client.on("error", () => {});
-    if (silent) return; // accepted, never answered
-    const upstream = new Socket();
-    upstream.on("error", () => {});
-    upstream.connect(Number(target.port || 5432), target.hostname);
-    const pair: [Socket, Socket] = [client, upstream];
-    pairs.add(pair);
-    client.on("data", (chunk) => silent || upstream.write(chunk));
-    upstream.on("data", (chunk) => silent || client.write(chunk));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => {
-      client.destroy();
-      pairs.delete(pair);
-    });
-  });
-  const url = await listenAsRelay(server, target);
-  return {
-    url,
-    silence: () => {
-      silent = true;
-    },
-    // The silenced connections stay dead (their bytes were dropped), as after a partition: only new ones work.
-    restore: () => {
-      silent = false;
-    },
-    close: () => {
-      for (const pair of pairs) for (const socket of pair) socket.destroy();
-      server.close();
-    },
-  };
-}
-
 /** How long `call` takes to settle, and how it ended. */
 async function timed(call: () => Promise<unknown>): Promise<{ ms: number; error: unknown }> {
   const started = performance.now();
@@ -77,7 +38,7 @@ async function timed(call: () => Promise<unknown>): Promise<{ ms: number; error:
 
 describe.skipIf(!pg.enabled)("PostgresRegister deadlines", () => {
   let db: TestDatabase;
-  let proxy: Awaited<ReturnType<typeof silenceableProxy>>;
+  let proxy: SilentProxy;
   let register: PostgresRegister;
   const states: LinkState["state"][] = [];
 
@@ -87,7 +48,7 @@ describe.skipIf(!pg.enabled)("PostgresRegister deadlines", () => {
   });
   beforeEach(async () => {
     pg.require();
-    proxy = await silenceableProxy(new URL(db.url));
+    proxy = await silentProxy(new URL(db.url));
     register = await PostgresRegister.open(proxy.url, {
       poolMax: POOL_MAX,
       connectTimeoutSeconds: 1,
@@ -211,6 +172,133 @@ describe.skipIf(!pg.enabled)("PostgresRegister behind a row lock that is never r
     } finally {
       await frozen`ROLLBACK`;
       frozen.release();
+    }
+  });
+});
+
+/**
+ * The deadline answered the caller, but the statement went on waiting on the
+ * server, its pool connection with it, until the lock wait's bound (5 s) or
+ * the lock's end. The server now ends each statement after the request
+ * deadline (statement_timeout), and only that statement; maintenance has
+ * its own, longer bound, and a migration none.
+ */
+describe.skipIf(!pg.enabled)("PostgresRegister: an overrun statement ends on the server", () => {
+  let db: TestDatabase;
+  let register: PostgresRegister | undefined;
+
+  beforeAll(async () => {
+    const created = await pg.database();
+    if (created !== undefined) db = created;
+  });
+  afterEach(async () => {
+    await register?.close();
+    register = undefined;
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  /** The register's statements waiting for a lock now. */
+  async function lockWaiters(): Promise<number> {
+    const rows = await db.sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'onec-order-gateway' AND wait_event_type = 'Lock'`;
+    return Number(rows[0]?.n);
+  }
+
+  /** A session of "another instance" that holds a lock until released: frozen before its COMMIT. */
+  async function frozenHolding(statement: string): Promise<{ release(): Promise<void> }> {
+    const frozen = await db.sql.reserve();
+    await frozen`BEGIN`;
+    await frozen.unsafe(statement);
+    return {
+      release: async () => {
+        await frozen`ROLLBACK`;
+        frozen.release();
+      },
+    };
+  }
+
+  it("ends a statement waiting on a row lock when its deadline answers, and gives its connection back", async () => {
+    pg.require();
+    // One connection: the overrun statement holds the only one until the server ends it.
+    register = await PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
+    const open = register;
+    await open.reserve(reserveRequest({ eventId: "row-locked" }));
+    const lock = await frozenHolding("UPDATE inbound_events SET updated_at = updated_at WHERE event_id = 'row-locked'");
+    try {
+      const call = timed(() => open.reserve(reserveRequest({ eventId: "row-locked" })));
+      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
+      const answered = await call;
+      expect(answered.error).toBeInstanceOf(StorageUnavailableError);
+      expect(answered.ms).toBeLessThan(REQUEST_MS + SLACK_MS);
+      // Before: the statement waited on for lock_timeout (5 s) after the caller's 503.
+      const stopped = performance.now();
+      await expect.poll(lockWaiters, { timeout: 2000, interval: 10 }).toBe(0);
+      expect(performance.now() - stopped).toBeLessThan(REQUEST_MS);
+      // The lock still stands, and the pool's one connection serves another event at once.
+      const other = await timed(() => open.reserve(reserveRequest({ eventId: "other" })));
+      expect(other.error).toBeUndefined();
+      expect(other.ms).toBeLessThan(REQUEST_MS);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it("lets maintenance's statements wait past the request deadline, within their own", async () => {
+    pg.require();
+    // One connection: the one maintenance used is the one the next request gets.
+    register = await PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
+    const open = register;
+    await open.reserve(reserveRequest({ eventId: "bounded-again" }));
+    const table = await frozenHolding("LOCK TABLE inbound_events IN ACCESS EXCLUSIVE MODE");
+    let released = false;
+    try {
+      const counting = open.countFinished({ olderThan: Date.now() });
+      // Awaited below; a failure before then must fail this case, not surface as unhandled.
+      counting.catch(() => {});
+      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
+      // Past the request deadline, the count still waits for the table, where a request's statement is ended.
+      await new Promise((resolve) => setTimeout(resolve, 2 * REQUEST_MS));
+      expect(await lockWaiters()).toBe(1);
+      await table.release();
+      released = true;
+      expect(await counting).toBe(0);
+    } finally {
+      if (!released) await table.release();
+    }
+    // The longer bound ended with maintenance's transaction: a request's statement is bounded again.
+    const row = await frozenHolding(
+      "UPDATE inbound_events SET updated_at = updated_at WHERE event_id = 'bounded-again'",
+    );
+    try {
+      await expect(open.reserve(reserveRequest({ eventId: "bounded-again" }))).rejects.toThrow(StorageUnavailableError);
+      await expect.poll(lockWaiters, { timeout: 2000, interval: 10 }).toBe(0);
+    } finally {
+      await row.release();
+    }
+  });
+
+  it("waits for another instance's migration however long it takes, past the request deadline", async () => {
+    pg.require();
+    const migrating = await db.sql.reserve();
+    await migrating`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+    let unlocked = false;
+    try {
+      const opening = PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
+      // Awaited below; a failure before then must fail this case, not surface as unhandled.
+      opening.catch(() => {});
+      await expect.poll(lockWaiters, { timeout: 2000, interval: 10 }).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 2 * REQUEST_MS));
+      expect(await lockWaiters()).toBe(1);
+      await migrating`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+      unlocked = true;
+      register = await opening;
+      expect(register.link.state).toBe("up");
+    } finally {
+      if (!unlocked) await migrating`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+      migrating.release();
     }
   });
 });

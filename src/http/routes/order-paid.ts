@@ -114,7 +114,8 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
         traceContext: request.trace?.context,
         recognised: admission.recognised,
       });
-      const answer = answerFor(result, request.id, now());
+      // Retry-After is a difference with the record's times: on the clock they were stamped with.
+      const answer = answerFor(result, request.id, register.clockNow?.() ?? now());
       countAnswer(metrics, request.sender, result, answer.status);
       request.logEvent = { eventId, eventStatus: result.record.status };
       return sendAnswer(reply, answer);

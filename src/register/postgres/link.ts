@@ -1,11 +1,19 @@
 import { StorageUnavailableError } from "../port.ts";
-import type { Sql } from "./statements.ts";
+import type { Db, Sql } from "./statements.ts";
 import { asStorageError, connectionLost } from "./storage-errors.ts";
 
 /**
  * How long the register waits on PostgreSQL. Connection acquisition has the
  * driver's connect_timeout; every call has its own deadline on top, which
  * covers waiting for a connection, the statements and their answers.
+ *
+ * The deadline counts the wait for a pool connection on purpose: the caller
+ * is promised an answer (a 503 at worst) within it, and a caller who cannot
+ * even get a connection in time is one the register cannot serve now. The
+ * server's bound on each statement (statement_timeout, see PostgresLink)
+ * counts from the statement's own start: a statement that made its call
+ * overrun ends about when the caller is answered; one still queued in the
+ * pool at its call's deadline runs later, bounded the same way.
  */
 export interface Deadlines {
   /** A call that answers a request or is a worker's step (reserve, claim, settle, reads, sessions). */
@@ -16,19 +24,27 @@ export interface Deadlines {
   probeEveryMs: number;
   /** One such try: a try stuck on a half-made connection must not hold back the next. */
   probeMs: number;
+  /** The pause between two checks that the LISTEN connection still answers (change-feed.ts); each has requestMs. */
+  listenCheckEveryMs: number;
 }
 
 /** Measured in docs/operations.md: a lost database answers 503 in milliseconds, a slow one within requestMs. */
-export const DEFAULT_DEADLINES: Deadlines = { requestMs: 1000, maintenanceMs: 30_000, probeEveryMs: 100, probeMs: 500 };
-
-/** Which deadline a call runs under. */
-export type CallKind = "request" | "maintenance";
+export const DEFAULT_DEADLINES: Deadlines = {
+  requestMs: 1000,
+  maintenanceMs: 30_000,
+  probeEveryMs: 100,
+  probeMs: 500,
+  listenCheckEveryMs: 5000,
+};
 
 /** What the link tells whoever watches it (tests, diagnostics): each change once. */
 export type LinkState = { state: "up" } | { state: "lost"; since: number; cause: string };
 
 /** The work of one call, on the pool current when it starts. */
 export type Work<T> = (sql: Sql) => Promise<T>;
+
+/** Maintenance's work: inside a transaction of its own, which carries its longer statement bound. */
+export type MaintenanceWork<T> = (db: Db) => Promise<T>;
 
 /**
  * The register's way to PostgreSQL: one pool, and the rule that no call
@@ -45,6 +61,17 @@ export type Work<T> = (sql: Sql) => Promise<T>;
  * probeEveryMs with one `SELECT 1`. Its first answer marks the database up
  * again, on a connection already open for the next call. A call that
  * overruns its deadline fails the same way, and has the database checked.
+ *
+ * An overrun call's statement ends on the server too, by the server's own
+ * clock: every pooled session runs with statement_timeout = requestMs (the
+ * pool's `open` sets it), which ends that statement and no other, needs no
+ * second connection, costs no round trip, and still works when the client
+ * can no longer reach the server. (A cancel sent from here, by
+ * pg_cancel_backend or the protocol's CancelRequest, names a backend, not a
+ * statement: postgres.js pipelines other calls' statements on the same
+ * connection, and a cancel that crossed the overrun one's completion would
+ * end the next caller's.) Maintenance raises the bound for its own
+ * transaction (maintain).
  */
 export class PostgresLink {
   readonly #open: (connections?: number) => Sql;
@@ -76,12 +103,34 @@ export class PostgresLink {
     return this.#lost === undefined ? { state: "up" } : { state: "lost", ...this.#lost };
   }
 
-  /** Runs `work` under the deadline of its kind; "cannot record now" comes out as StorageUnavailableError. */
-  run<T>(work: Work<T>, kind: CallKind = "request"): Promise<T> {
-    return this.within(work, kind === "request" ? this.#deadlines.requestMs : this.#deadlines.maintenanceMs);
+  /** Runs `work` under the request deadline; "cannot record now" comes out as StorageUnavailableError. */
+  run<T>(work: Work<T>): Promise<T> {
+    return this.within(work, this.#deadlines.requestMs);
   }
 
-  /** Runs `work` with a deadline of its own (the readiness probe's ping). */
+  /**
+   * Runs maintenance's `work` under its longer deadline, in a transaction
+   * whose statements may run as long: SET LOCAL ends with the transaction,
+   * so the connection goes back to the pool with the request bound again,
+   * whatever became of the work.
+   */
+  maintain<T>(work: MaintenanceWork<T>): Promise<T> {
+    const ms = this.#deadlines.maintenanceMs;
+    return this.within(
+      (sql) =>
+        sql.begin(async (tx) => {
+          await tx.unsafe(`SET LOCAL statement_timeout = ${Math.trunc(ms)}`);
+          return work(tx);
+        }) as Promise<T>,
+      ms,
+    );
+  }
+
+  /**
+   * Runs `work` with a deadline of its own. Its statements keep the pool's
+   * bound (requestMs each, on the server): a longer deadline needs its own
+   * transaction, as maintain's.
+   */
   async within<T>(work: Work<T>, deadlineMs: number): Promise<T> {
     if (this.#lost !== undefined) throw this.#unavailable();
     const sql = this.#sql;
@@ -94,7 +143,8 @@ export class PostgresLink {
       }, deadlineMs);
     });
     try {
-      // Answered by the deadline, the caller has its answer: whatever the work comes to later is nobody's.
+      // Answered by the deadline, the caller has its answer: whatever the work comes to later is nobody's,
+      // and the server ends its statement within requestMs of that statement's start (statement_timeout).
       return await Promise.race([work(sql), overrun]);
     } catch (error) {
       if (sql === this.#sql && connectionLost(error)) this.#lose(sql, describe(error));

@@ -6,7 +6,7 @@ import { storage } from "./storage-errors.ts";
 const MIGRATION_LOCK_WAIT_MS = 5000;
 
 /** Any fixed number: every gateway on one database must take the same lock. */
-const MIGRATION_LOCK_KEY = 4_107_342_001;
+export const MIGRATION_LOCK_KEY = 4_107_342_001;
 
 /**
  * Applies the migrations this database lacks, all in one transaction under an
@@ -20,8 +20,10 @@ export async function migrate<Types extends Record<string, unknown>>(
   migrations: readonly Migration[] = readMigrations("postgres"),
 ): Promise<number[]> {
   return sql.begin(async (tx) => {
-    // Another instance may be migrating: wait for it as long as it takes.
+    // Another instance may be migrating: wait for it as long as it takes. Nor is a migration's statement
+    // bounded by the pool's statement_timeout (the request deadline: postgres-register.ts, openPool).
     await tx`SET LOCAL lock_timeout = 0`;
+    await tx`SET LOCAL statement_timeout = 0`;
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
     // But not for a table's lock: a migration queued behind a reader (an export, a psql session) would
     // queue every running instance's statements behind it. It fails instead, and the start is tried again.

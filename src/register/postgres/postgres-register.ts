@@ -7,6 +7,7 @@ import type { EventRow } from "../rows.ts";
 import { finishedAttempt, replayRefusal } from "../rules.ts";
 import { allSucceeded, WriteBatcher } from "../write-batcher.ts";
 import { PostgresChangeFeed } from "./change-feed.ts";
+import { DatabaseClock } from "./database-clock.ts";
 import { importSnapshot } from "./import-events.ts";
 import { DEFAULT_DEADLINES, type Deadlines, type LinkState, PostgresLink } from "./link.ts";
 import { migrate } from "./migrate.ts";
@@ -58,16 +59,24 @@ export interface PostgresRegisterOptions {
 export class PostgresRegister extends RegisterCore {
   readonly #link: PostgresLink;
   readonly #feed: PostgresChangeFeed;
+  readonly #clock: q.ClockSource;
+  readonly #databaseClock: DatabaseClock;
 
-  private constructor(link: PostgresLink, feed: PostgresChangeFeed, clock: q.ClockSource) {
+  private constructor(
+    link: PostgresLink,
+    feed: PostgresChangeFeed,
+    clock: q.ClockSource,
+    databaseClock: DatabaseClock,
+  ) {
     // Every batch goes to the server at once: the pool, not this side, bounds how many run together.
     // Each batch on the pool current when it goes: one dropped for an outage takes nothing more.
-    const reserveAll = (batch: readonly ReserveRequest[]) => reserveBatch(link.sql, clock, batch).then(allSucceeded);
+    const reserveAll = (batch: readonly ReserveRequest[]) =>
+      reserveBatch(link.sql, clock, batch, databaseClock).then(allSucceeded);
     const settleAll = (batch: readonly q.SettleParams[]) => settleBatch(link.sql, batch).then(allSucceeded);
     const reservations = new WriteBatcher(reserveAll, 500, Infinity);
     const settles = new WriteBatcher(settleAll, 500, Infinity);
     const run = <T>(work: (sql: q.Sql) => Promise<T>) => link.run(work);
-    const maintain = <T>(work: (sql: q.Sql) => Promise<T>) => link.run(work, "maintenance");
+    const maintain = <T>(work: (sql: q.Db) => Promise<T>) => link.maintain(work);
     let closing: Promise<void> | undefined;
     const backend: BackendStatements = {
       queue: {
@@ -93,7 +102,8 @@ export class PostgresRegister extends RegisterCore {
           ),
       },
       store: {
-        find: (sender, eventId) => run((sql) => q.selectEvent(sql, sender, eventId)),
+        find: (sender, eventId) =>
+          run(async (sql) => observed(databaseClock, await q.selectEvent(sql, sender, eventId))),
         findByEventId: (eventId) => run((sql) => reads.selectByEventId(sql, eventId)),
         list: (filter) => run((sql) => reads.list(sql, filter)),
         page: (filter) => run((sql) => reads.page(sql, filter)),
@@ -138,25 +148,39 @@ export class PostgresRegister extends RegisterCore {
     super(backend);
     this.#link = link;
     this.#feed = feed;
+    this.#clock = clock;
+    this.#databaseClock = databaseClock;
   }
 
   /** Connects, applies missing migrations (under an advisory lock) and starts listening. */
   static async open(url: string, options: PostgresRegisterOptions): Promise<PostgresRegister> {
     const connectTimeoutSeconds = options.connectTimeoutSeconds ?? CONNECT_TIMEOUT_SECONDS;
     const deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
+    // The feed comes after the pool; until it is there, nothing listens that a link change could concern.
+    let feed: PostgresChangeFeed | undefined;
     const link = new PostgresLink(
-      (connections) => openPool(url, connections ?? options.poolMax, connectTimeoutSeconds),
+      (connections) => openPool(url, connections ?? options.poolMax, connectTimeoutSeconds, deadlines.requestMs),
       deadlines,
-      options.onLinkState,
+      (state) => {
+        feed?.followLink(state);
+        options.onLinkState?.(state);
+      },
     );
     try {
       await storage(() => migrate(link.sql));
-      const feed = await storage(() =>
-        PostgresChangeFeed.start(url, randomUUID(), connectTimeoutSeconds, (notices) =>
+      const databaseClock = new DatabaseClock();
+      databaseClock.observe(await link.run((sql) => q.databaseNow(sql)));
+      const feedOptions = {
+        connectTimeoutSeconds,
+        checkEveryMs: deadlines.listenCheckEveryMs,
+        checkMs: deadlines.requestMs,
+      };
+      feed = await storage(() =>
+        PostgresChangeFeed.start(url, randomUUID(), feedOptions, (notices) =>
           link.run((sql) => q.publish(sql, notices)),
         ),
       );
-      return new PostgresRegister(link, feed, options.clock ?? "database");
+      return new PostgresRegister(link, feed, options.clock ?? "database", databaseClock);
     } catch (error) {
       await link.close(0);
       throw error;
@@ -178,6 +202,21 @@ export class PostgresRegister extends RegisterCore {
   get link(): LinkState {
     return this.#link.state;
   }
+
+  /**
+   * Now on the clock the records' times are on (port.ts, EventRegister.clockNow):
+   * the database's, as last read with a row (database-clock.ts), or this
+   * process's own on the clock source "node".
+   */
+  clockNow(): number {
+    return this.#clock === "database" ? this.#databaseClock.now() : Date.now();
+  }
+}
+
+/** `row`, its database time (statements.ts, Timed) noted on `clock` first. */
+function observed<R extends { database_now: number }>(clock: DatabaseClock, row: R | undefined): R | undefined {
+  if (row !== undefined) clock.observe(row.database_now);
+  return row;
 }
 
 /** Opening a connection: local or in one data centre it takes milliseconds; a slower one is an outage. */
@@ -188,7 +227,7 @@ const CONNECT_TIMEOUT_SECONDS = 2;
  * success does not reset it): while the database is lost, no call reaches
  * the pool and the link's probe paces the tries (link.ts).
  */
-function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): q.Sql {
+function openPool(url: string, poolMax: number, connectTimeoutSeconds: number, statementTimeoutMs: number): q.Sql {
   return postgres(url, {
     max: poolMax,
     connect_timeout: connectTimeoutSeconds,
@@ -211,6 +250,8 @@ function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): 
       // A 2xx promises the event is durable: never let a database default turn this off.
       synchronous_commit: "on",
       ...SESSION_BOUNDS,
+      // An overrun call's statement ends on the server too (link.ts, PostgresLink); maintenance raises it.
+      statement_timeout: Math.trunc(statementTimeoutMs),
     },
   });
 }
@@ -224,7 +265,9 @@ function openPool(url: string, poolMax: number, connectTimeoutSeconds: number): 
  * everything, for as long as the lock stood (TCP keepalive: hours). So a
  * lock wait ends after a few seconds, and a transaction left idle (its
  * instance frozen or gone) is ended by the server, its locks with it.
- * Statements themselves are not bounded: a purge or an export may be long.
+ * Each statement is bounded besides, by the request deadline
+ * (statement_timeout, set in openPool; link.ts says why): the lock wait's
+ * bound remains for maintenance's statements, which may run longer.
  */
 const SESSION_BOUNDS = {
   lock_timeout: 5000,
@@ -243,11 +286,14 @@ async function reserveBatch(
   sql: q.Sql,
   clock: q.ClockSource,
   batch: readonly ReserveRequest[],
+  databaseClock: DatabaseClock,
 ): Promise<ReserveResultRow[]> {
   const inserted = await q.insertEvents(sql, batch, clock);
+  observed(databaseClock, inserted[0]);
   const createdAt = new Map(inserted.map(({ ord, ...row }) => [ord - 1, row]));
   const others = batch.filter((_, index) => !createdAt.has(index));
   const existing = others.length === 0 ? [] : await q.selectEventsByKeys(sql, others);
+  observed(databaseClock, existing[0]);
   const existingByKey = new Map(existing.map((row) => [eventKey(row.sender, row.event_id), row]));
   return Promise.all(
     batch.map(async (request, index): Promise<ReserveResultRow> => {

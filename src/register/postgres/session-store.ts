@@ -72,11 +72,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async purgeExpired(now: number): Promise<number> {
-    const db = this.#link.sql;
-    const result = await this.#link.run(
-      () => db`DELETE FROM console_sessions WHERE NOT (${this.#live(now)})`,
-      "maintenance",
-    );
+    const result = await this.#link.maintain((db) => db`DELETE FROM console_sessions WHERE NOT (${this.#live(now)})`);
     return result.count;
   }
 

@@ -92,26 +92,22 @@ export class PostgresSourceLog implements SourceDeliveryLog {
 
   /** One batch; SKIP LOCKED and by ctid, as the events' purge (statements.ts, purge) says why. */
   async purge(request: { olderThan: number; batchSize: number }): Promise<number> {
-    const db = this.#link.sql;
-    const result = await this.#link.run(
-      () => db`
+    const result = await this.#link.maintain(
+      (db) => db`
         DELETE FROM source_deliveries WHERE ctid = ANY (ARRAY(
           SELECT ctid FROM source_deliveries
            WHERE outcome = 'ignored' AND received_at < ${request.olderThan}::bigint
            LIMIT ${request.batchSize} FOR UPDATE SKIP LOCKED))`,
-      "maintenance",
     );
     return result.count;
   }
 
   /** The primary key's range, oldest first, past the accepted rows. */
   async exportPage(request: { afterId: number; limit: number }): Promise<SourceDelivery[]> {
-    const db = this.#link.sql;
-    const rows = await this.#link.run(
-      () => db<SourceRow[]>`
+    const rows = await this.#link.maintain(
+      (db) => db<SourceRow[]>`
         SELECT * FROM source_deliveries
          WHERE id > ${request.afterId} AND outcome <> 'accepted' ORDER BY id LIMIT ${request.limit}`,
-      "maintenance",
     );
     return rows.map(toSource);
   }
@@ -127,8 +123,8 @@ export class PostgresSourceLog implements SourceDeliveryLog {
     const row = movedSourceRow(delivery);
     const names = db.unsafe(MOVED_SOURCE_COLUMNS.join(", "));
     const values = db.unsafe(MOVED_SOURCE_COLUMNS.map((name) => `d.${name}`).join(", "));
-    const inserted = await this.#link.run(
-      () => db<{ id: number }[]>`
+    const inserted = await this.#link.maintain(
+      (tx) => tx<{ id: number }[]>`
         INSERT INTO source_deliveries (${names})
         SELECT ${values} FROM json_populate_record(NULL::source_deliveries, ${JSON.stringify(row)}::text::json) AS d
          WHERE NOT EXISTS (
@@ -138,7 +134,6 @@ export class PostgresSourceLog implements SourceDeliveryLog {
               AND kept.correlation_id = d.correlation_id)
         ON CONFLICT DO NOTHING
         RETURNING id`,
-      "maintenance",
     );
     return inserted.length > 0 ? "imported" : "present";
   }

@@ -66,6 +66,25 @@ function nowOf(db: Db, at: At) {
   return at.clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`${at.now}::bigint`;
 }
 
+/**
+ * The database's time as the statement produces its rows, in epoch ms, as
+ * the column `database_now`: with the rows a request's answer is made of,
+ * so that the register knows the clock their times are on (database-clock.ts).
+ * clock_timestamp(), not now(): the nearest to when the answer arrives.
+ */
+const databaseNowColumn = (db: Db) => db`(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS database_now`;
+
+/** A row with the database's time it was read or written at (databaseNowColumn). */
+export type Timed<R> = R & { database_now: number };
+
+/** The database's time now, alone: a first reading of its clock (database-clock.ts). */
+export async function databaseNow(db: Db): Promise<number> {
+  const rows = await db<{ database_now: number }[]>`SELECT ${databaseNowColumn(db)}`;
+  const row = rows[0];
+  if (row === undefined) throw new Error("the database's clock returned no row");
+  return row.database_now;
+}
+
 const pending = (db: Db) => db.unsafe(PENDING_SQL);
 const due = (db: Db, at: At) =>
   db`${pending(db)} AND (lease_until IS NULL OR lease_until <= ${nowOf(db, at)}) AND next_attempt_at <= ${nowOf(db, at)}`;
@@ -85,13 +104,13 @@ export async function insertEvents(
   db: Db,
   batch: readonly ReserveRequest[],
   clock: ClockSource,
-): Promise<(EventRow & { ord: number })[]> {
+): Promise<Timed<EventRow & { ord: number }>[]> {
   const column = (key: "sender" | "eventId" | "fingerprint" | "policyVersion" | "correlationId" | "body" | "now") =>
     arrayLiteral(batch.map((p) => p[key]));
   const sources = batch.map(sourceOf);
   const source = <K extends keyof NewSourceRow>(key: K) => arrayLiteral(sources.map((row) => row?.[key] ?? null));
   const now = clock === "database" ? db`(extract(epoch FROM now()) * 1000)::bigint` : db`caller_now`;
-  return db<(EventRow & { ord: number })[]>`
+  return db<Timed<EventRow & { ord: number }>[]>`
     WITH input AS (
       SELECT * FROM unnest(${column("sender")}::text[], ${column("eventId")}::text[],
                            ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
@@ -123,7 +142,7 @@ export async function insertEvents(
              source_payload, source_content_type, source_correlation_id, source_received_at
         FROM inserted JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id
        WHERE source_platform IS NOT NULL)
-    SELECT inserted.*, firsts.ord::integer AS ord FROM inserted
+    SELECT inserted.*, firsts.ord::integer AS ord, ${databaseNowColumn(db)} FROM inserted
       JOIN firsts ON firsts.sender = inserted.sender AND firsts.event_id = inserted.event_id`;
 }
 
@@ -135,15 +154,16 @@ function sourceOf(request: ReserveRequest): NewSourceRow | null {
 
 /** The rows of these keys that exist; absent keys are simply not there. */
 export function selectEventsByKeys(db: Db, keys: readonly { sender: string; eventId: string }[]) {
-  return db<EventRow[]>`
-    SELECT e.* FROM inbound_events e
+  return db<Timed<EventRow>[]>`
+    SELECT e.*, ${databaseNowColumn(db)} FROM inbound_events e
       JOIN unnest(${arrayLiteral(keys.map((k) => k.sender))}::text[],
                   ${arrayLiteral(keys.map((k) => k.eventId))}::text[]) AS k(sender, event_id)
         ON e.sender = k.sender AND e.event_id = k.event_id`;
 }
 
-export async function selectEvent(db: Db, sender: string, eventId: string): Promise<EventRow | undefined> {
-  const rows = await db<EventRow[]>`SELECT * FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId}`;
+export async function selectEvent(db: Db, sender: string, eventId: string): Promise<Timed<EventRow> | undefined> {
+  const rows = await db<Timed<EventRow>[]>`
+    SELECT *, ${databaseNowColumn(db)} FROM inbound_events WHERE sender = ${sender} AND event_id = ${eventId}`;
   return rows[0];
 }
 
