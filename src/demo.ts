@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import closeWithGrace from "close-with-grace";
-import { describeLocation } from "./config/database-url.ts";
+import { describeLocation, type RegisterLocation } from "./config/database-url.ts";
 import { ConfigError, loadConfig } from "./config/load-config.ts";
 import { createGateway } from "./gateway.ts";
 import { createLogger } from "./observability/logger.ts";
@@ -20,7 +21,8 @@ import { startOnecEmulator } from "./onec-emulator/emulator.ts";
  */
 async function demo(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ALLOW_ANONYMOUS: "true", ...process.env };
-  const madeAdminToken = !env.ADMIN_TOKEN && !env.OPERATORS_FILE ? randomBytes(24).toString("base64url") : undefined;
+  const adminConfigured = env.ADMIN_TOKEN || env.ADMIN_TOKEN_FILE || env.OPERATORS_FILE;
+  const madeAdminToken = adminConfigured ? undefined : randomBytes(24).toString("base64url");
   let config: ReturnType<typeof loadConfig>;
   try {
     // The demo has no shop tokens: all its traffic is the anonymous sender "default".
@@ -33,9 +35,9 @@ async function demo(): Promise<void> {
     return fail(`configuration error: ${error.message}`);
   }
   const emulatorPort = Number(env.ONEC_EMULATOR_PORT ?? 8081);
-  const journalPath =
-    env.ONEC_EMULATOR_JOURNAL ||
-    (config.database.kind === "sqlite" ? join(dirname(config.database.path), "demo-1c-orders.jsonl") : undefined);
+  const journalPath = env.ONEC_EMULATOR_JOURNAL || journalBesideRegister(config.database);
+  // The register's folder is made when the register opens, after the emulator has started.
+  if (journalPath !== undefined) mkdirSync(dirname(journalPath), { recursive: true });
   const emulator = await startOnecEmulator({ host: "127.0.0.1", port: emulatorPort, journalPath }).catch(
     (error: unknown) => fail(cannotListen(error, "the 1C emulator", emulatorPort, "ONEC_EMULATOR_PORT")),
   );
@@ -62,11 +64,20 @@ async function demo(): Promise<void> {
   );
 }
 
+/** A register in memory forgets on exit, so its emulator keeps nothing either. */
+function journalBesideRegister(database: RegisterLocation): string | undefined {
+  if (database.kind !== "sqlite" || database.path === ":memory:") return undefined;
+  return join(dirname(database.path), "demo-1c-orders.jsonl");
+}
+
+/** A port's refusal, said with the setting that moves it; any other failure is rethrown as it is. */
 function cannotListen(error: unknown, what: string, port: number, setting: string): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "EADDRINUSE")
     return `${what} cannot listen on 127.0.0.1:${port}: the port is in use; set ${setting} to another port`;
-  return `${what} cannot listen on 127.0.0.1:${port}: ${error instanceof Error ? error.message : String(error)}`;
+  if (code === "EACCES")
+    return `${what} cannot listen on 127.0.0.1:${port}: permission denied; set ${setting} to a port above 1023`;
+  throw error;
 }
 
 function fail(message: string): never {

@@ -29,7 +29,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  */
 export function authenticateSender(
   senders: readonly SenderEntry[],
-  onRefused: () => void = () => {},
+  onRefused: (request: FastifyRequest) => void = () => {},
   anonymous = senders.length === 0,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -43,7 +43,7 @@ export function authenticateSender(
       request.sender = sender;
       return undefined;
     }
-    onRefused();
+    onRefused(request);
     const wait = token === undefined ? undefined : await request.server.authThrottle.failed(request, "sender", token);
     if (wait !== undefined) return sendAnswer(reply, throttledAnswer(request, wait));
     reply.header("www-authenticate", 'Bearer realm="order-gateway"');

@@ -34,9 +34,10 @@ export interface EventRegister extends EventQueue, EventStore, AuditTrail, Regis
    * leaseUntil) are stamped with, where that is not this process's own
    * (PostgreSQL stamps with the database's now()): a difference between one
    * of them and now, as a Retry-After, is taken against this, not Date.now().
-   * Absent where the caller's clock stamps them (SQLite).
+   * Absent, or undefined, where the caller's clock stamps them (SQLite;
+   * PostgreSQL on clock "node").
    */
-  clockNow?(): number;
+  clockNow?(): number | undefined;
 
   /** The console's sign-ins, kept where every instance sees them. */
   readonly sessions: SessionStore;

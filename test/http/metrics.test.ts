@@ -52,6 +52,8 @@ describe("GET /metrics", () => {
       ).status,
     ).toBe(422);
     expect((await postEvent(h.gw.url, orderPaidEvent())).status).toBe(401);
+    // A status poll without a token is refused too, but it is no event: operations.md counts refused POSTs only.
+    expect((await call(`${h.gw.url}/integration/v1/orders/paid/${event.event_id}`)).status).toBe(401);
     const after = await scrape();
 
     expect(delta(before, after, 'gateway_events_accepted_total{sender="shop-m"}')).toBe(1);

@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
@@ -311,6 +311,28 @@ describe("npm run demo, run again and by support", { timeout: 60_000 }, () => {
     expect(String(consolePage.headers.location)).toMatch(/^\/console\/sign-in\b/);
     const signIn = await request(new URL(String(consolePage.headers.location), demo.gatewayUrl));
     expect(signIn.statusCode).toBe(200);
+  });
+
+  it("takes ADMIN_TOKEN_FILE as the admin token, and makes a register's folder that does not exist yet", async () => {
+    const dir = demoDir();
+    const tokenFile = join(dir, "admin-token");
+    const token = "file-admin-token-0123456789abcdef";
+    writeFileSync(tokenFile, `${token}\n`);
+    const database = join(dir, "not", "yet", "gateway.db");
+    const demo = await startDemo({
+      PORT: "0",
+      ONEC_EMULATOR_PORT: "0",
+      DATABASE_URL: database,
+      ADMIN_TOKEN_FILE: tokenFile,
+    });
+    expect(demo.output.join("\n")).not.toContain("admin token for this run");
+    const events = `${demo.gatewayUrl}/integration/v1/admin/events`;
+    expect((await request(events, { headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200);
+    await runItTwice(demo);
+    // 1C's orders are kept beside the register, in the folder the demo made.
+    expect(readFileSync(join(dir, "not", "yet", "demo-1c-orders.jsonl"), "utf8")).toContain(
+      "evt_2026-11-29_shop-a_100234",
+    );
   });
 
   it("says which port is taken and which setting moves it, and exits 1", async () => {

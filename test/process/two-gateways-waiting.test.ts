@@ -60,6 +60,9 @@ describe.each(processBackends())(
         `600 requests on two gateways (${backend.name}): all answered, the slowest after ${slowest} ms; ${resent} 503s sent again`,
       );
       expect(slowest).toBeLessThan(ANSWER_BOUND_MS);
+      // Resending is the exception, not the way through: alone on this machine none is needed, and under
+      // the full suite's load a few; a tenth of the requests refused would be a gateway that cannot cope.
+      expect(resent, "503s that had to be sent again").toBeLessThan(60);
       const finals = answers.map((sends) => sends.at(-1)?.status);
       expect(finals.every((status) => status === 200 || status === 201 || status === 202)).toBe(true);
       // Each event was recorded by one of its requests: never two first answers (201) for one event.

@@ -46,6 +46,8 @@ describe("a platform's webhook body over BODY_LIMIT", () => {
   it("is 413 over WEBHOOK_BODY_LIMIT, nothing recorded", async () => {
     const answer = await post(limited.gw.url, largeOrder(720000000000000002n));
     expect(answer.status).toBe(413);
+    // The limit named is the webhook's (WEBHOOK_BODY_LIMIT), not the native endpoint's BODY_LIMIT.
+    expect(answer.json()).toMatchObject({ detail: expect.stringContaining(`limit of ${200 * 1024} bytes`) });
     expect(await limited.gw.gateway.register.find("shop-big", "shopify:720000000000000002")).toBeUndefined();
   });
 });

@@ -70,7 +70,14 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
 
   app.addHook(
     "onRequest",
-    authenticateSender(options.senders, () => metrics.rejected("-", "GW_ERR_UNAUTHORIZED"), options.anonymous),
+    authenticateSender(
+      options.senders,
+      // The metric counts refused events: a status poll with a wrong token is no event.
+      (request) => {
+        if (request.method === "POST") metrics.rejected("-", "GW_ERR_UNAUTHORIZED");
+      },
+      options.anonymous,
+    ),
   );
   // Refusals that leave through the error handler: unreadable bodies, rate limit, storage down.
   app.addHook("onError", async (request, _reply, error) => {

@@ -113,7 +113,12 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   for (const platform of Object.keys(options.adapters) as Platform[]) {
     const path =
       platform === "tilda" ? `${WEBHOOKS_PATH}/tilda/:sender/:token` : `${WEBHOOKS_PATH}/${platform}/:sender`;
-    app.post<{ Params: WebhookParams }>(path, { schema: webhookRouteSchema(platform), config: { platform } }, handle);
+    // The route's own bodyLimit too: the 413's detail names the limit from the route's options.
+    app.post<{ Params: WebhookParams }>(
+      path,
+      { schema: webhookRouteSchema(platform), config: { platform }, bodyLimit: options.bodyLimit },
+      handle,
+    );
   }
 }
 

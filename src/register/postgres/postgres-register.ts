@@ -205,11 +205,11 @@ export class PostgresRegister extends RegisterCore {
 
   /**
    * Now on the clock the records' times are on (port.ts, EventRegister.clockNow):
-   * the database's, as last read with a row (database-clock.ts), or this
-   * process's own on the clock source "node".
+   * the database's, as last read with a row (database-clock.ts). On the
+   * clock source "node" the callers' own clock stamped them: undefined.
    */
-  clockNow(): number {
-    return this.#clock === "database" ? this.#databaseClock.now() : Date.now();
+  clockNow(): number | undefined {
+    return this.#clock === "database" ? this.#databaseClock.now() : undefined;
   }
 }
 
