@@ -76,4 +76,4 @@ STOPSIGNAL SIGTERM
 # matter once that handler is installed. No tini: the gateway starts no child processes (the
 # SQLite writer is a worker thread), so there are no zombies to reap. `docker run --init` adds one
 # if you want it anyway. The heap flags are package.json's start script's.
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=6", "--heap-growing-percent=20", "dist/main.js"]
