@@ -50,7 +50,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   const settingsFor = new Map(options.sources.map((settings) => [`${settings.platform}/${settings.sender}`, settings]));
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.bodyLimit }, (request, raw, done) => {
+  // No bodyLimit here: each route below sets its own, which Fastify applies to the parser and the 413 names.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (request, raw, done) => {
     const encoding = request.headers["content-encoding"];
     if (encoding === undefined || encoding.trim().toLowerCase() === "identity") done(null, raw);
     else
@@ -113,7 +114,6 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   for (const platform of Object.keys(options.adapters) as Platform[]) {
     const path =
       platform === "tilda" ? `${WEBHOOKS_PATH}/tilda/:sender/:token` : `${WEBHOOKS_PATH}/${platform}/:sender`;
-    // The route's own bodyLimit too: the 413's detail names the limit from the route's options.
     app.post<{ Params: WebhookParams }>(
       path,
       { schema: webhookRouteSchema(platform), config: { platform }, bodyLimit: options.bodyLimit },
