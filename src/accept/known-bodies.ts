@@ -1,10 +1,12 @@
 import { hash } from "node:crypto";
+import type { SiteOrderKeys } from "../domain/order-paid.ts";
 
 /** What admitting a body's bytes came to, all a repeat of those bytes needs. */
 export interface AdmittedFacts {
   eventId: string;
   fingerprint: string;
   policy: string;
+  siteOrder: SiteOrderKeys;
 }
 
 /**

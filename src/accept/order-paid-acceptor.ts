@@ -1,6 +1,7 @@
 import { EventStatus } from "../domain/event-status.ts";
 import type { Canonical } from "../domain/fingerprint.ts";
 import { fingerprintOf } from "../domain/fingerprint.ts";
+import type { SiteOrderKeys } from "../domain/order-paid.ts";
 import type { TraceContext } from "../observability/trace-context.ts";
 import { reserveTraced } from "../observability/trace-spans.ts";
 import type { EventRecord, EventRegister, ReserveResult } from "../register/port.ts";
@@ -40,6 +41,8 @@ export interface AcceptRequest {
   sender: string;
   eventId: string;
   canonical: Canonical;
+  /** The event's order id and number, stored beside its body for support's search. */
+  siteOrder: SiteOrderKeys;
   correlationId: string;
   /** How long this request waits for 1C at most; the acceptor's syncWaitMs when absent (a platform's answer deadline is shorter). */
   waitMs?: number;
@@ -99,6 +102,7 @@ export class OrderPaidAcceptor {
         fingerprint: request.canonical.fingerprint,
         policyVersion: request.canonical.policy,
         body: request.canonical.text,
+        ...request.siteOrder,
         correlationId: request.correlationId,
         now: this.#options.now(),
         ...(request.source === undefined ? {} : { source: request.source() }),

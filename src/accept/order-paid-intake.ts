@@ -1,4 +1,5 @@
 import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
+import { type SiteOrderKeys, siteOrderKeys } from "../domain/order-paid.ts";
 import { type Admission, admitOrderPaid, checkIdempotencyKey } from "./admit-order-paid.ts";
 import { type AdmittedFacts, bodyDigest, KnownBodies } from "./known-bodies.ts";
 import { readJsonBody } from "./read-json-body.ts";
@@ -8,7 +9,7 @@ import { readJsonBody } from "./read-json-body.ts";
  * whether they were (bytes never admitted here are most likely a new event).
  */
 export type Intake =
-  | { ok: true; eventId: string; canonical: Canonical; recognised: boolean }
+  | { ok: true; eventId: string; canonical: Canonical; siteOrder: SiteOrderKeys; recognised: boolean }
   | Extract<Admission, { ok: false }>;
 
 export interface IntakeOptions {
@@ -40,7 +41,7 @@ export class OrderPaidIntake {
       const keyRefusal = checkIdempotencyKey(idempotencyKeyHeader, known.eventId);
       if (keyRefusal !== undefined) return keyRefusal;
       const canonical = new RecalledCanonical(known, () => this.#read(raw));
-      return { ok: true, eventId: known.eventId, canonical, recognised: true };
+      return { ok: true, eventId: known.eventId, canonical, siteOrder: known.siteOrder, recognised: true };
     }
     const admission = this.#read(raw, idempotencyKeyHeader);
     if (admission.ok) {
@@ -49,6 +50,7 @@ export class OrderPaidIntake {
         eventId: admission.eventId,
         fingerprint: canonical.fingerprint,
         policy: canonical.policy,
+        siteOrder: admission.siteOrder,
       });
     }
     return admission;
@@ -59,7 +61,8 @@ export class OrderPaidIntake {
     if (!read.ok) return read;
     const admission = admitOrderPaid(read.value, idempotencyKeyHeader, read.decimalNumbers, this.#canonicalize);
     if (!admission.ok) return admission;
-    return { ok: true, eventId: admission.event.event_id, canonical: admission.canonical, recognised: false };
+    const { event, canonical } = admission;
+    return { ok: true, eventId: event.event_id, canonical, siteOrder: siteOrderKeys(event), recognised: false };
   }
 }
 

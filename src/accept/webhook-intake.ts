@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
 import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
-import type { OrderPaidEvent } from "../domain/order-paid.ts";
+import { type OrderPaidEvent, type SiteOrderKeys, siteOrderKeys } from "../domain/order-paid.ts";
 import type { TraceContext } from "../observability/trace-context.ts";
 import type { EventRecord } from "../register/port.ts";
 import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
@@ -117,7 +117,7 @@ export class WebhookIntake {
           const kept = keep({ key: reading.event.event_id, outcome: "ignored", reason: forgotten, ids: reading.ids });
           return { kind: "ignored", delivery: await this.#deliveries.record(kept) };
         }
-        const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
+        const payment = knownPayment(reading);
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
         return this.#accept(adapter, payment, {
@@ -168,7 +168,7 @@ export class WebhookIntake {
         return { kind: "malformed", detail: "the stored payload no longer reads as an order" };
       return { kind: reading.kind, delivery: { ...stored, reason: reading.reason } };
     }
-    const payment = { eventId: reading.event.event_id, canonical: reading.canonical, ids: reading.ids };
+    const payment = knownPayment(reading);
     const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, recognised: true });
     if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
     return outcome;
@@ -180,6 +180,7 @@ export class WebhookIntake {
       sender,
       eventId: payment.eventId,
       canonical: payment.canonical,
+      siteOrder: payment.siteOrder,
       correlationId,
       waitMs: Math.floor(adapter.answerWithinMs * WAIT_SHARE),
       ...(source === undefined ? {} : { source }),
@@ -213,7 +214,17 @@ interface AcceptedHow {
 interface KnownPayment {
   eventId: string;
   canonical: Canonical;
+  siteOrder: SiteOrderKeys;
   ids: PlatformIds;
+}
+
+function knownPayment(paid: { event: OrderPaidEvent; canonical: Canonical; ids: PlatformIds }): KnownPayment {
+  return {
+    eventId: paid.event.event_id,
+    canonical: paid.canonical,
+    siteOrder: siteOrderKeys(paid.event),
+    ids: paid.ids,
+  };
 }
 
 /** 2 000 payments of about 2 KB: a platform's retries come within hours, and a miss only reads the bytes again. */

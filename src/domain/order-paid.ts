@@ -25,6 +25,20 @@ export interface OrderPaidEvent {
 }
 
 /**
+ * The site's own keys of the order, the ones support searches by: the
+ * register keeps them beside the body (migration 0009), given at reservation
+ * by whoever parsed the event, so that it never parses a body to index it.
+ */
+export interface SiteOrderKeys {
+  siteOrderId: string;
+  siteOrderNumber: string;
+}
+
+export function siteOrderKeys(event: OrderPaidEvent): SiteOrderKeys {
+  return { siteOrderId: event.order.id, siteOrderNumber: event.order.number };
+}
+
+/**
  * 1-128 of `A-Z a-z 0-9 . _ : -`, but not "." or "..": the status URL ends in
  * the id, and clients resolve those two as dot segments (RFC 3986 §5.2.4), so
  * a Location ending in them could never be followed. Kept equal to

@@ -1,5 +1,6 @@
 import type { EventStatus } from "../domain/event-status.ts";
 import type { OnecOrder, ResponseSnapshot } from "../domain/first-answer.ts";
+import type { SiteOrderKeys } from "../domain/order-paid.ts";
 import type { SessionStore } from "./session-port.ts";
 import type { SourceDeliveryInput, SourceDeliveryLog } from "./source-port.ts";
 
@@ -186,7 +187,8 @@ export interface RetriesRescheduled {
   count: number;
 }
 
-export interface ReserveRequest {
+/** With the body's order.id and order.number (SiteOrderKeys), kept beside it for the console's search. */
+export interface ReserveRequest extends SiteOrderKeys {
   sender: string;
   eventId: string;
   fingerprint: string;

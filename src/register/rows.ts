@@ -110,6 +110,19 @@ export const SOURCE_COLUMNS = {
 } as const satisfies Record<string, ColumnType>;
 
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
+/**
+ * inbound_events' columns beside EVENT_COLUMNS that no record holds: the
+ * body's order.id and order.number, the console's search keys (migration
+ * 0009). A reservation writes them from ReserveRequest; an import, from the body.
+ */
+export interface SearchKeyColumns {
+  site_order_id: string | null;
+  site_order_number: string | null;
+}
+export const SEARCH_KEY_COLUMNS = [
+  "site_order_id",
+  "site_order_number",
+] as const satisfies readonly (keyof SearchKeyColumns)[];
 export type AttemptRow = Omit<RowOf<typeof ATTEMPT_COLUMNS>, "kind"> & { kind: AttemptKind };
 export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
 export type SessionRow = RowOf<typeof SESSION_COLUMNS>;

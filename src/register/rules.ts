@@ -18,6 +18,7 @@ import {
   type NewSourceRow,
   type ReplayRow,
   replayRow,
+  type SearchKeyColumns,
   storableText,
   toRow,
 } from "./rows.ts";
@@ -206,7 +207,7 @@ export function replayAudit(request: ReplayRequest, row: EventRow, now: number):
 
 /** The rows importEvent writes, one transaction together. */
 export interface ImportRows {
-  event: EventRow;
+  event: EventRow & SearchKeyColumns;
   attempts: AttemptRow[];
   replays: ReplayRow[];
   /** The delivery the event was accepted from, if it came from a platform: inserted only with the event. */
@@ -221,11 +222,31 @@ export interface ImportRows {
  */
 export function importRows(snapshot: EventSnapshot): ImportRows {
   return {
-    event: { ...toRow(snapshot.record), lease_owner: null, lease_until: null },
+    event: { ...toRow(snapshot.record), lease_owner: null, lease_until: null, ...searchKeysOf(snapshot.record.body) },
     attempts: snapshot.attempts.map(attemptRow),
     replays: snapshot.replays.map(replayRow),
     source: sourceOf(snapshot),
   };
+}
+
+/**
+ * The search keys of a body read back (an import): what a reservation was
+ * given for it, the event's order.id and order.number. Null where the body
+ * has none as a string: a register's body is the canonical event, but an
+ * export file is text anyone may have edited.
+ */
+export function searchKeysOf(body: string): SearchKeyColumns {
+  let order: unknown;
+  try {
+    order = (JSON.parse(body) as { order?: unknown } | null)?.order;
+  } catch {
+    order = undefined;
+  }
+  const key = (name: "id" | "number") => {
+    const value = typeof order === "object" && order !== null ? (order as Record<string, unknown>)[name] : undefined;
+    return typeof value === "string" ? value : null;
+  };
+  return { site_order_id: key("id"), site_order_number: key("number") };
 }
 
 function sourceOf({ record, source }: EventSnapshot): NewSourceRow | null {

@@ -8,13 +8,14 @@ import { checkBusinessRules } from "../../src/domain/business-rules.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import { canonicalizeEvent } from "../../src/domain/fingerprint.ts";
 import { successSnapshot } from "../../src/domain/first-answer.ts";
-import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
+import { type OrderPaidEvent, siteOrderKeys } from "../../src/domain/order-paid.ts";
 import { parseStrictJson } from "../../src/domain/strict-json.ts";
 import { checkOrderPaidSchema } from "../../src/domain/validate-order-paid.ts";
 import { answerFor } from "../../src/http/answers.ts";
 import { RequestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -49,6 +50,8 @@ const events = parsed.map((value) => {
   return check.event;
 });
 const canonicals = events.map((event) => canonicalizeEvent(event));
+/** Every event here is the example's order under another event_id. */
+const siteOrder = siteOrderKeys(example);
 
 const dir = tempDir("accept-stages-");
 const register = new SqliteRegister(join(dir.path, "stages.db"));
@@ -63,6 +66,7 @@ for (let i = 0; i < EVENTS; i++) {
     fingerprint: canonical.fingerprint,
     policyVersion: canonical.policy,
     body: canonical.text,
+    ...siteOrderOf(canonical.text),
     correlationId: `corr-${i}`,
     now,
   });
@@ -132,6 +136,7 @@ const stages: Stage[] = [
         sender: "bench",
         eventId: `stage-${i % EVENTS}`,
         canonical: canonicals[i % EVENTS] as (typeof canonicals)[number],
+        siteOrder,
         correlationId: "c",
       }),
   ],
@@ -144,6 +149,7 @@ const stages: Stage[] = [
             sender: "bench",
             eventId: `new-${process.pid}-${i}-${j}`,
             canonical: canonicals[j] as (typeof canonicals)[number],
+            siteOrder,
             correlationId: "c",
           }),
         ),

@@ -5,6 +5,7 @@ import { onecIdempotencyKey } from "../../src/delivery/attempt-delivery.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import { openRegister } from "../../src/register/open-register.ts";
 import { DEFAULT_SENDER } from "../../src/register/senders.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { cpuProfileArgs, measuredLoad } from "./cpu-profile.ts";
 import { describeRatioGoal, goalNote, type RatioGoal, ratioMet } from "./goals.ts";
 import { type CanonicalEvent, canonicalEvents, emulatorOrderKeys, postToOnec, resetEmulator } from "./onec-posts.ts";
@@ -207,6 +208,7 @@ async function seed(location: RegisterLocation, events: readonly CanonicalEvent[
           fingerprint,
           policyVersion: policy,
           body: text,
+          ...siteOrderOf(text),
           correlationId,
           now,
         });

@@ -5,6 +5,7 @@ import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRecord } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { gatewayBin } from "../support/start-script.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -55,6 +56,7 @@ export class TestDatabase {
       fingerprint: `fp-${event.event_id}`,
       policyVersion: "test",
       body: JSON.stringify(event),
+      ...siteOrderOf(JSON.stringify(event)),
       correlationId: `c-${event.event_id}`,
       now: Date.now(),
     });

@@ -6,6 +6,7 @@ import { PostgresRegister } from "../../src/register/postgres/postgres-register.
 import type { MovedDelivery, SourceDelivery, SourceDeliveryInput } from "../../src/register/source-port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { postgresForTests } from "../support/postgres.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { shopifyPaid, tildaUnmapped, wooUnpaid } from "../support/source-deliveries.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway } from "./cli-support.ts";
@@ -55,6 +56,7 @@ async function fill(register: EventRegister): Promise<void> {
       fingerprint: `fp-${key.eventId}`,
       policyVersion: "test",
       body: JSON.stringify({ event_id: key.eventId }),
+      ...siteOrderOf(JSON.stringify({ event_id: key.eventId })),
       correlationId: `c-${key.eventId}`,
       now,
       ...(source === undefined ? {} : { source }),

@@ -16,6 +16,7 @@ import { startTestGateway } from "../support/gateway.ts";
 import { type HttpAnswer, postEvent } from "../support/http.ts";
 import { ordersFor, ordersOf } from "../support/orders.ts";
 import { postgresForTests } from "../support/postgres.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { gatewayBin } from "../support/start-script.ts";
 import { tempDir } from "../support/temp.ts";
 import { cliEnv, gateway, repoRoot } from "./cli-support.ts";
@@ -157,6 +158,7 @@ async function reserve(register: EventRegister, key: Key, now = Date.now()): Pro
     fingerprint: `fp-${key.eventId}`,
     policyVersion: "test",
     body: JSON.stringify(event),
+    ...siteOrderOf(JSON.stringify(event)),
     correlationId: `c-${key.eventId}`,
     now,
   });

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway } from "./cli-support.ts";
 
@@ -36,6 +37,7 @@ async function reserve(file: string, event: ReturnType<typeof orderPaidEvent>, f
       fingerprint,
       policyVersion: "test",
       body: JSON.stringify(event),
+      ...siteOrderOf(JSON.stringify(event)),
       correlationId: `c-${event.event_id}`,
       now,
     });

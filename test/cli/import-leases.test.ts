@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventRecord } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 import { gateway } from "./cli-support.ts";
 
@@ -37,6 +38,7 @@ async function reserve(register: SqliteRegister, now: number): Promise<string> {
     fingerprint: `fp-${event.event_id}`,
     policyVersion: "test",
     body: JSON.stringify(event),
+    ...siteOrderOf(JSON.stringify(event)),
     correlationId: `c-${event.event_id}`,
     now,
   });

@@ -9,6 +9,7 @@ import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { startTestGateway } from "../support/gateway.ts";
 import { postEvent } from "../support/http.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { shopifyPaid, wooUnpaid } from "../support/source-deliveries.ts";
 import { gatewayBin } from "../support/start-script.ts";
 import { tempDir } from "../support/temp.ts";
@@ -148,6 +149,7 @@ describe("gateway import of very long lines", { timeout: 120_000 }, () => {
         fingerprint: "fp-big",
         policyVersion: "test",
         body,
+        ...siteOrderOf(body),
         correlationId: "c-big",
         now: Date.now(),
         source: paid,
@@ -183,6 +185,7 @@ describe("gateway import of very long lines", { timeout: 120_000 }, () => {
         fingerprint: `fp-${event.event_id}`,
         policyVersion: "test",
         body: JSON.stringify(event),
+        ...siteOrderOf(JSON.stringify(event)),
         correlationId: "c-1",
         now: Date.now(),
       });

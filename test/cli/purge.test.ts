@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EventStatus } from "../../src/domain/event-status.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { gateway, TestDatabase } from "./cli-support.ts";
 
 const HOUR = 3_600_000;
@@ -46,6 +47,7 @@ describe("gateway purge", { timeout: 60_000 }, () => {
       fingerprint: `fp-${eventId}`,
       policyVersion: "test",
       body: "{}",
+      ...siteOrderOf("{}"),
       correlationId: `c-${eventId}`,
       now: at,
     });

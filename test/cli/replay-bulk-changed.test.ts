@@ -3,6 +3,7 @@ import { replayBulk } from "../../src/cli/commands/replay-bulk.ts";
 import type { CliContext } from "../../src/cli/context.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import type { AttemptReport, Settlement } from "../../src/register/port.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { TestDatabase } from "./cli-support.ts";
 
 /**
@@ -110,6 +111,7 @@ describe("gateway replay --status, with an event that changes while it runs", ()
       fingerprint: held.fingerprint,
       policyVersion: held.policyVersion,
       body: held.body,
+      ...siteOrderOf(held.body),
       correlationId: "c-shop-b",
       now: Date.now(),
     });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { siteOrderOf } from "../support/records.ts";
 import { gateway, TestDatabase } from "./cli-support.ts";
 
 describe("the command line with several senders", { timeout: 30_000 }, () => {
@@ -17,6 +18,7 @@ describe("the command line with several senders", { timeout: 30_000 }, () => {
       fingerprint: `fp-${sender}`,
       policyVersion: "test",
       body: "{}",
+      ...siteOrderOf("{}"),
       correlationId: `c-${sender}`,
       now: Date.now(),
     });

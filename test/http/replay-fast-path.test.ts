@@ -4,6 +4,7 @@ import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { postEvent } from "../support/http.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { withWriteLockOn } from "../support/write-lock.ts";
 
 /**
@@ -91,6 +92,7 @@ describe("repeats answered without the write lock", { timeout: BUSY_TIMEOUT_MS *
         fingerprint: canonical.fingerprint,
         policyVersion: canonical.policy,
         body: canonical.text,
+        ...siteOrderOf(canonical.text),
         correlationId: "other-process",
         now: Date.now(),
       });

@@ -5,7 +5,7 @@ import { loadConfig } from "../../src/config/load-config.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRegister, Lease, Settlement } from "../../src/register/port.ts";
 import { Purger } from "../../src/retention/purger.ts";
-import { T0 } from "../support/records.ts";
+import { siteOrderOf, T0 } from "../support/records.ts";
 import { registerBackends, registerPerTest } from "../support/register-backends.ts";
 
 const DAY = 86_400_000;
@@ -50,6 +50,7 @@ describe.each(registerBackends())("retention on $name", (backend) => {
       fingerprint: `fp-${eventId}`,
       policyVersion: "v1",
       body: "{}",
+      ...siteOrderOf("{}"),
       correlationId: `c-${eventId}`,
       now: at,
     });

@@ -1,6 +1,7 @@
 import { EventStatus } from "../../src/domain/event-status.ts";
 import type { EventRegister, Settlement } from "../../src/register/port.ts";
 import { orderPaidEvent } from "./events.ts";
+import { siteOrderOf } from "./records.ts";
 
 /** [attempt, kind, unfinished] of one attempt. */
 export type KindRow = [number, string | undefined, boolean];
@@ -36,6 +37,7 @@ export async function aheadAttempts(register: EventRegister, sender = "default")
       fingerprint: `fp-${event.event_id}`,
       policyVersion: "test",
       body: JSON.stringify(event),
+      ...siteOrderOf(JSON.stringify(event)),
       correlationId: `c-${event.event_id}`,
       now: t + index,
     });

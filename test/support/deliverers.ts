@@ -2,6 +2,7 @@ import pino from "pino";
 import type { DelivererOptions } from "../../src/delivery/deliverer.ts";
 import type { DeliveryPolicy } from "../../src/delivery/retry-policy.ts";
 import type { EventRegister } from "../../src/register/port.ts";
+import { siteOrderOf } from "./records.ts";
 
 /** The deliverer tests' shared set-up: a policy small enough to run out of, options for a test that drives every step. */
 
@@ -36,6 +37,7 @@ export async function recordEvent(register: EventRegister, eventId: string, now:
     fingerprint: "fp",
     policyVersion: "v1",
     body: `{"event_id":"${eventId}"}`,
+    ...siteOrderOf(`{"event_id":"${eventId}"}`),
     correlationId: `corr-${eventId}`,
     now,
   });

@@ -1,4 +1,5 @@
 import { EventStatus } from "../../src/domain/event-status.ts";
+import type { SiteOrderKeys } from "../../src/domain/order-paid.ts";
 import type {
   AttemptReport,
   Claim,
@@ -54,27 +55,46 @@ export function eventRecord(patch: Partial<EventRecord> = {}): EventRecord {
 
 /** A reservation of "evt-1" by the default sender at T0, as the register tests send it. */
 export function reserveRequest(patch: Partial<ReserveRequest> = {}): ReserveRequest {
+  const body = patch.body ?? '{"a":1}';
   return {
     sender: "default",
     eventId: "evt-1",
     fingerprint: "fp-1",
     policyVersion: "v1",
-    body: '{"a":1}',
+    body,
+    ...siteOrderOf(body),
     correlationId: "c-1",
     now: T0,
     ...patch,
   };
 }
 
-/** The indexes the console's search must be answered from: one per key it matches. */
-export const SEARCH_INDEXES = [
+/**
+ * What a caller that parsed this body passes with it (ReserveRequest's
+ * SiteOrderKeys): its order.id and order.number, or "-" for a test body
+ * without an order.
+ */
+export function siteOrderOf(body: string): SiteOrderKeys {
+  const order = (JSON.parse(body) as { order?: { id?: string; number?: string } }).order;
+  return { siteOrderId: order?.id ?? "-", siteOrderNumber: order?.number ?? "-" };
+}
+
+const SEARCH_KEY_INDEXES = [
   "inbound_events_by_correlation_id",
-  "inbound_events_by_event_id",
   "inbound_events_by_order_id",
   "inbound_events_by_order_number",
   "inbound_events_by_site_order_id",
   "inbound_events_by_site_order_number",
 ];
+
+/**
+ * The indexes the console's search must be answered from, sorted: one per key it matches. On SQLite
+ * the event_id's is the primary key (event_id, sender) since migration 0009, under SQLite's own name.
+ */
+export const SEARCH_INDEXES = {
+  postgres: [...SEARCH_KEY_INDEXES, "inbound_events_by_event_id"].sort(),
+  sqlite: [...SEARCH_KEY_INDEXES, "sqlite_autoindex_inbound_events_1"].sort(),
+};
 
 /** A claim by worker-a at T0: a one-second lease on at most ten due events. */
 export function claimRequest(patch: Partial<ClaimRequest> = {}): ClaimRequest {

@@ -4,10 +4,11 @@ import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
 import { type Canonical, canonicalizeEvent, fingerprintOf } from "../../src/domain/fingerprint.ts";
 import { successSnapshot } from "../../src/domain/first-answer.ts";
-import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
+import { type OrderPaidEvent, siteOrderKeys } from "../../src/domain/order-paid.ts";
 import { type EventRecord, type EventRegister, StorageUnavailableError } from "../../src/register/port.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { orderPaidEvent } from "../support/events.ts";
+import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
 import { withWriteLockOn } from "../support/write-lock.ts";
 
@@ -19,6 +20,8 @@ import { withWriteLockOn } from "../support/write-lock.ts";
 
 const SENDER = "shop-a";
 const ORDER = { id: "order-1", number: "ORD-000001" };
+/** Every event here is the fixture's order under its own event_id. */
+const siteOrder = siteOrderKeys(orderPaidEvent());
 
 interface Counted {
   register: EventRegister;
@@ -76,7 +79,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
 
   function accept(canonical: Canonical, syncWaitMs = 0) {
     const eventId = JSON.parse(canonical.text).event_id as string;
-    return acceptor(syncWaitMs).accept({ sender: SENDER, eventId, canonical, correlationId: "corr-1" });
+    return acceptor(syncWaitMs).accept({ sender: SENDER, eventId, canonical, siteOrder, correlationId: "corr-1" });
   }
 
   /** Records the event straight in the register, as an earlier request would have. */
@@ -88,6 +91,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       fingerprint: fingerprintOf(canonical.text, policy),
       policyVersion: policy,
       body: canonical.text,
+      ...siteOrderOf(canonical.text),
       correlationId: "corr-0",
       now: Date.now(),
     });
@@ -172,6 +176,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
       sender: SENDER,
       eventId: "evt-in-flight",
       canonical,
+      siteOrder,
       correlationId: "corr-1",
     });
     // Waiting: it has read the pending row and watches the register for its change.
@@ -253,6 +258,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
         sender: SENDER,
         eventId: "evt-expedited",
         canonical: canonicalOf("evt-expedited"),
+        siteOrder,
         correlationId: "corr-1",
       });
       expect(result).toMatchObject({ kind: "event", firstAnswer: true });
@@ -272,6 +278,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
           sender: SENDER,
           eventId,
           canonical: canonicalOf(eventId),
+          siteOrder,
           correlationId: "c",
         });
         expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { status: "PROCESSING" } });
@@ -325,7 +332,7 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
         readAfterMs: READ_AFTER_MS,
         ...(ownRowWaitMs === undefined ? {} : { ownRowWaitMs }),
       });
-      return acceptor.accept({ sender: SENDER, eventId, canonical, correlationId, recognised: false });
+      return acceptor.accept({ sender: SENDER, eventId, canonical, siteOrder, correlationId, recognised: false });
     }
 
     const withWriteLockHeld = <T>(work: () => Promise<T>) => withWriteLockOn(join(dir.path, "register.db"), work);

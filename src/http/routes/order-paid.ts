@@ -117,6 +117,7 @@ export async function orderPaidRoutes(app: FastifyInstance, options: OrderPaidRo
         sender: request.sender,
         eventId,
         canonical: admission.canonical,
+        siteOrder: admission.siteOrder,
         correlationId: request.id,
         traceContext: request.trace?.context,
         recognised: admission.recognised,

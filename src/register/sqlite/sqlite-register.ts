@@ -97,8 +97,24 @@ export class SqliteRegister extends RegisterCore {
  */
 const LEGACY_VERSIONS: Readonly<Record<number, readonly number[]>> = { 1: [1], 2: [1, 2, 3], 3: [1, 2, 3, 4] };
 
-/** Returns the names of the migrations applied now. */
+/**
+ * Returns the names of the migrations applied now. Foreign keys are off while
+ * they run (the pragma is a no-op inside a transaction, so it is set around
+ * it): a migration that rebuilds a table (0009) drops the old one, and with
+ * them on, that drop would first delete every attempt, replay and platform
+ * delivery referring to it. Every key is checked before the commit instead,
+ * as SQLite's documentation prescribes for such a change.
+ */
 function migrate(db: Database.Database): string[] {
+  db.pragma("foreign_keys = OFF");
+  try {
+    return applyMigrations(db);
+  } finally {
+    db.pragma("foreign_keys = ON");
+  }
+}
+
+function applyMigrations(db: Database.Database): string[] {
   const migrations = readMigrations("sqlite");
   // Several gateways may start at once on one file: the immediate transaction
   // makes the second wait and then see the versions the first one recorded.
@@ -123,6 +139,9 @@ function migrate(db: Database.Database): string[] {
         done.add(migration.version);
         applied.push(migration.name);
       }
+      // Only after a change: the check reads every referring row.
+      const broken = applied.length === 0 ? [] : (db.pragma("foreign_key_check") as unknown[]);
+      if (broken.length > 0) throw new Error(`migrations left ${broken.length} rows without the row they refer to`);
       // Kept for tools that read it: the newest version applied.
       db.pragma(`user_version = ${Math.max(0, ...done)}`);
       return applied;

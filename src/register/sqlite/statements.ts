@@ -9,6 +9,7 @@ import {
   MOVED_SOURCE_COLUMNS,
   REPLAY_COLUMNS,
   type ReplayRow,
+  SEARCH_KEY_COLUMNS,
 } from "../rows.ts";
 import { allFinishedSql, noLostAheadSql, PENDING_SQL, purgeableStatuses, RELEASED_SET } from "../rules.ts";
 
@@ -35,14 +36,14 @@ const KEY = "sender = @sender AND event_id = @eventId";
 
 /**
  * The console's search: every key compared for equality with one term, each
- * served by its own index (migration 0003) through SQLite's MULTI-INDEX OR, then
- * the few matches sorted. The json_extract expressions must stay exactly those
- * of the indexes, or the search scans the table. Exported for the plan's test.
+ * served by its own index (migrations 0003, 0009) through SQLite's MULTI-INDEX OR, then
+ * the few matches sorted (event_id by the primary key's prefix, migration 0009).
+ * Exported for the plan's test.
  */
 export const SEARCH_SQL = `
   SELECT * FROM inbound_events
    WHERE event_id = @term OR correlation_id = @term OR order_id = @term OR order_number = @term
-      OR json_extract(body, '$.order.id') = @term OR json_extract(body, '$.order.number') = @term
+      OR site_order_id = @term OR site_order_number = @term
    ORDER BY received_at DESC, sender, event_id LIMIT @limit`;
 
 /** `INSERT INTO table (names) VALUES (@names)`: a row object binds by its own column names. */
@@ -70,9 +71,10 @@ export function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare(`
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context)
+                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context,
+                                  site_order_id, site_order_number)
       VALUES (@sender, @eventId, @fingerprint, @policyVersion, 'PROCESSING', @correlationId, @body,
-              @now, @now, @now, @now, @traceContext)
+              @now, @now, @now, @now, @traceContext, @siteOrderId, @siteOrderNumber)
       ON CONFLICT (sender, event_id) DO NOTHING
       RETURNING *`) as Statement<EventRow>,
     select: db.prepare("SELECT * FROM inbound_events WHERE sender = ? AND event_id = ?") as Statement<EventRow>,
@@ -167,7 +169,7 @@ export type ImportStatements = ReturnType<typeof prepareImportStatements>;
 export function prepareImportStatements(db: Database.Database) {
   return {
     event: db.prepare(
-      `${insertSql("inbound_events", columnNames(EVENT_COLUMNS))} ON CONFLICT (sender, event_id) DO NOTHING RETURNING *`,
+      `${insertSql("inbound_events", [...columnNames(EVENT_COLUMNS), ...SEARCH_KEY_COLUMNS])} ON CONFLICT (sender, event_id) DO NOTHING RETURNING *`,
     ) as Statement<EventRow>,
     attempt: db.prepare(insertSql("delivery_attempts", ["sender", "event_id", ...columnNames(ATTEMPT_COLUMNS)])),
     source: db.prepare(IMPORT_SOURCE_SQL) as Statement<{ id: number }>,

@@ -180,6 +180,17 @@ describe.each(registerBackends())("importEvent on $name", (backend) => {
     expect(await register.listReplays("shop-a", "evt-done")).toEqual([]);
   });
 
+  it("finds an imported event by the site's order id and number, read from its body", async () => {
+    const body = JSON.stringify({ event_id: "evt-moved", order: { id: "A-4401", number: "4401" } });
+    await register.importEvent({ ...finished, record: { ...finished.record, eventId: "evt-moved", body } });
+    for (const term of ["A-4401", "4401"]) {
+      expect(
+        (await register.search(term, 10)).map((record) => record.eventId),
+        term,
+      ).toEqual(["evt-moved"]);
+    }
+  });
+
   it("lets a new worker claim the imported pending event at once, with a token above the old ones", async () => {
     await register.importEvent(leased);
     // Long before the old lease would have run out.

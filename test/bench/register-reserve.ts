@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
+import type { ReserveRequest } from "../../src/register/port.ts";
+import type { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+
+/**
+ * `npm run bench:register`: what a new event costs the SQLite register alone,
+ * in a register that already holds a realistic history, without HTTP around
+ * it. A fresh file is filled with PREFILL events (default 300 000: a month of
+ * a busy shop's orders, as retention keeps them), then EVENTS more (default
+ * 20 000) are reserved 50 at once, as 50 concurrent requests make them. Prints
+ * the process's CPU per event (main thread and writer thread together) and the
+ * wall time per event, for each of ROUNDS fresh files. The bench's HTTP rows
+ * start from an empty file, where each index's pages stay in cache; here they
+ * do not.
+ *
+ * BENCH_AGAINST=<another checkout, built> runs that checkout's register too,
+ * in alternating rounds: a schema's or a statement's cost, before against
+ * after, on one machine at one time.
+ */
+
+const PREFILL = Number(process.env.PREFILL ?? 300_000);
+const EVENTS = Number(process.env.EVENTS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const AT_ONCE = 50;
+const FILL_AT_ONCE = 500;
+
+type RegisterClass = new (file: string) => SqliteRegister;
+
+const example = JSON.parse(
+  readFileSync(new URL("../../schemas/examples/order-paid.json", import.meta.url), "utf8"),
+) as OrderPaidEvent;
+
+/** A new order under a random event_id, as senders make them; sent with the keys a caller passes. */
+function request(i: number): ReserveRequest {
+  const id = randomUUID();
+  const event = {
+    ...example,
+    event_id: `evt-${id}`,
+    order: { ...example.order, id: `A-${id.slice(0, 8)}`, number: `${i}` },
+  };
+  return {
+    sender: "shop-a",
+    eventId: event.event_id,
+    fingerprint: id,
+    policyVersion: "bench",
+    body: JSON.stringify(event),
+    siteOrderId: event.order.id,
+    siteOrderNumber: event.order.number,
+    correlationId: randomUUID(),
+    now: Date.now(),
+  };
+}
+
+async function reserveAll(register: SqliteRegister, requests: readonly ReserveRequest[], atOnce: number) {
+  for (let i = 0; i < requests.length; i += atOnce) {
+    await Promise.all(requests.slice(i, i + atOnce).map((r) => register.reserve(r)));
+  }
+}
+
+async function round(tree: string, Register: RegisterClass): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-register-"));
+  const register = new Register(join(dir, "register.db"));
+  try {
+    for (let filled = 0; filled < PREFILL; filled += 10_000) {
+      const count = Math.min(10_000, PREFILL - filled);
+      await reserveAll(
+        register,
+        Array.from({ length: count }, (_, i) => request(filled + i)),
+        FILL_AT_ONCE,
+      );
+    }
+    const measured = Array.from({ length: EVENTS }, (_, i) => request(PREFILL + i));
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    await reserveAll(register, measured, AT_ONCE);
+    const wallMs = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpu);
+    const perEvent = (micros: number) => (micros / EVENTS).toFixed(1).padStart(6);
+    return `${tree.padEnd(24)} CPU ${perEvent(user + system)} µs, wall ${perEvent(wallMs * 1000)} µs per event`;
+  } finally {
+    await register.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const trees: [string, RegisterClass][] = [];
+const here = resolve(import.meta.dirname, "../..");
+for (const root of [here, process.env.BENCH_AGAINST].filter((root) => root !== undefined)) {
+  const module = (await import(join(resolve(root), "dist/register/sqlite/sqlite-register.js"))) as {
+    SqliteRegister: RegisterClass;
+  };
+  trees.push([root === here ? "this checkout" : root, module.SqliteRegister]);
+}
+console.log(
+  `SQLite register, ${EVENTS} new events reserved ${AT_ONCE} at once into a file holding ${PREFILL}; node ${process.version}`,
+);
+for (let r = 1; r <= ROUNDS; r++) {
+  for (const [tree, Register] of trees) console.log(`  round ${r}  ${await round(tree, Register)}`);
+}
