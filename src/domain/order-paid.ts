@@ -25,9 +25,10 @@ export interface OrderPaidEvent {
 }
 
 /**
- * The site's own keys of the order, the ones support searches by: the
- * register keeps them beside the body (migration 0009), given at reservation
- * by whoever parsed the event, so that it never parses a body to index it.
+ * The site's own keys of the order, the ones support searches by: the SQLite
+ * register keeps them beside the body (its migration 0009), given at
+ * reservation by whoever parsed the event, so that it never parses a body to
+ * index it.
  */
 export interface SiteOrderKeys {
   siteOrderId: string;

@@ -111,9 +111,11 @@ export const SOURCE_COLUMNS = {
 
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
 /**
- * inbound_events' columns beside EVENT_COLUMNS that no record holds: the
- * body's order.id and order.number, the console's search keys (migration
- * 0009). A reservation writes them from ReserveRequest; an import, from the body.
+ * SQLite's inbound_events columns beside EVENT_COLUMNS that no record holds:
+ * the body's order.id and order.number, the console's search keys (its
+ * migration 0009; PostgreSQL indexes them as expressions over the body, and
+ * ignores these). A reservation writes them from ReserveRequest; an import,
+ * from the body.
  */
 export interface SearchKeyColumns {
   site_order_id: string | null;

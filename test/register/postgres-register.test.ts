@@ -345,13 +345,11 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     // A register with history: 5000 events, two in three delivered (1C's order on them), with statistics.
     await db.sql`
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  site_order_id, site_order_number, order_id, order_number, round_started_at,
-                                  received_at, updated_at)
+                                  order_id, order_number, round_started_at, received_at, updated_at)
       SELECT 'shop-' || (i % 5), 'plan-' || i, 'fp', 'v1', CASE WHEN i % 3 = 0 THEN 'PROCESSING' ELSE 'SUCCEEDED' END,
              'corr-' || i,
              json_build_object('event_id', 'plan-' || i, 'order', json_build_object('id', 'A-' || i,
                                'number', (100000 + i)::text))::text,
-             'A-' || i, (100000 + i)::text,
              CASE WHEN i % 3 = 0 THEN NULL ELSE 'o-' || i END, CASE WHEN i % 3 = 0 THEN NULL ELSE 'N-' || i END, i, i, i
         FROM generate_series(1, 5000) AS i`;
     try {

@@ -105,7 +105,7 @@ export async function insertEvents(
   batch: readonly ReserveRequest[],
   clock: ClockSource,
 ): Promise<Timed<EventRow & { ord: number }>[]> {
-  const column = (key: Exclude<keyof ReserveRequest, "traceContext" | "source">) =>
+  const column = (key: "sender" | "eventId" | "fingerprint" | "policyVersion" | "correlationId" | "body" | "now") =>
     arrayLiteral(batch.map((p) => p[key]));
   const sources = batch.map(sourceOf);
   const source = <K extends keyof NewSourceRow>(key: K) => arrayLiteral(sources.map((row) => row?.[key] ?? null));
@@ -115,15 +115,13 @@ export async function insertEvents(
       SELECT * FROM unnest(${column("sender")}::text[], ${column("eventId")}::text[],
                            ${column("fingerprint")}::text[], ${column("policyVersion")}::text[],
                            ${column("correlationId")}::text[], ${column("body")}::text[],
-                           ${column("siteOrderId")}::text[], ${column("siteOrderNumber")}::text[],
                            ${column("now")}::bigint[],
                            ${arrayLiteral(batch.map((p) => p.traceContext ?? null))}::text[],
                            ${source("platform")}::text[], ${source("key")}::text[], ${source("reason")}::text[],
                            ${source("ids")}::text[], ${source("payload")}::text[], ${source("content_type")}::text[],
                            ${source("correlation_id")}::text[],
                            ${source("received_at")}::bigint[])
-        WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body,
-                             site_order_id, site_order_number, caller_now,
+        WITH ORDINALITY AS t(sender, event_id, fingerprint, policy_version, correlation_id, body, caller_now,
                              trace_context, source_platform, source_key, source_reason, source_ids, source_payload,
                              source_content_type, source_correlation_id, source_received_at, ord)),
     firsts AS (
@@ -131,10 +129,9 @@ export async function insertEvents(
        ORDER BY sender, event_id, ord),
     inserted AS (
       INSERT INTO inbound_events (sender, event_id, fingerprint, policy_version, status, correlation_id, body,
-                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context,
-                                  site_order_id, site_order_number)
+                                  round_started_at, next_attempt_at, received_at, updated_at, trace_context)
       SELECT sender, event_id, fingerprint, policy_version, 'PROCESSING', correlation_id, body,
-             stamped, stamped, stamped, stamped, trace_context, site_order_id, site_order_number
+             stamped, stamped, stamped, stamped, trace_context
         FROM firsts ORDER BY sender COLLATE "C", event_id COLLATE "C"
       ON CONFLICT (sender, event_id) DO NOTHING
       RETURNING *),

@@ -1,10 +1,11 @@
--- Fewer index entries per new event (PostgreSQL's 0009; docs/performance.md, "Fewer index entries per event").
+-- Fewer index entries per new event (docs/performance.md, "Fewer index entries per event"; PostgreSQL's 0009 holds
+-- nothing, and says why).
 -- Shipped migrations are never edited: add the next numbered file, with the same number on both backends.
 --
 -- Each new event wrote its row and 8 index entries, two of them json_extract over its body: a JSON parse
 -- apiece on the writer thread, inside the transaction every request of its batch waits for. Now:
 -- - the site's order id and number are columns, written at reservation from the event already parsed
---   (port.ts, ReserveRequest.siteOrder), and indexed as columns;
+--   (port.ts, ReserveRequest's SiteOrderKeys), and indexed as columns;
 -- - the primary key is (event_id, sender): the same uniqueness and the same lookups by both columns, and its
 --   prefix serves the console's search by event_id, so that index of its own is gone.
 --
@@ -12,7 +13,8 @@
 -- schema change ALTER TABLE cannot make ("Making Other Kinds Of Table Schema Changes"). The migrations run
 -- with foreign keys off, so that dropping the old table does not cascade to the attempts, replays and
 -- platform deliveries that refer to it by name; sqlite-register.ts, migrate, checks every foreign key
--- before it commits. Every row is copied once: on a register of a million events, some seconds at the start.
+-- before it commits. Every row is copied once: measured, 10 s for 300 000 events and 33 s for a million
+-- (each with an attempt), at the start of the first process of this version.
 
 CREATE TABLE inbound_events_0009 (
   sender            TEXT    NOT NULL,
