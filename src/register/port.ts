@@ -187,7 +187,11 @@ export interface RetriesRescheduled {
   count: number;
 }
 
-/** With the body's order.id and order.number (SiteOrderKeys), kept beside it for the console's search. */
+/**
+ * With the body's order.id and order.number (SiteOrderKeys): a backend that
+ * keeps them as columns for the console's search (SQLite) takes them from
+ * here instead of parsing the body.
+ */
 export interface ReserveRequest extends SiteOrderKeys {
   sender: string;
   eventId: string;
