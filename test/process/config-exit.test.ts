@@ -1,6 +1,10 @@
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { startArgs } from "../support/start-script.ts";
+import { tempDir } from "../support/temp.ts";
 
 const repoRoot = new URL("../../", import.meta.url).pathname;
 
@@ -34,5 +38,31 @@ describe("npm start refuses a bad configuration", { timeout: 30_000 }, () => {
     expect(result.status).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+/**
+ * docs/operations.md, Upgrading: while one process holds the register's file (a migration's transaction), a
+ * second one starting on it gives up after the busy timeout (5 s) and exits with one line, for its
+ * supervisor to start it again, instead of waiting without end or starting half-open.
+ */
+describe("npm start on a SQLite register another process is writing", { timeout: 30_000 }, () => {
+  it("exits 1 with one line after the 5 s busy timeout", async () => {
+    const dir = tempDir("gateway-busy-start-");
+    const file = join(dir.path, "register.db");
+    await new SqliteRegister(file).close();
+    const holder = new Database(file);
+    try {
+      holder.exec("BEGIN IMMEDIATE");
+      const started = performance.now();
+      const result = start({ ONEC_URL: "http://1c.test", ALLOW_ANONYMOUS: "true", DATABASE_URL: file });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(5000);
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(/^cannot open the register: .*(busy|locked)/i);
+    } finally {
+      holder.close();
+      dir.remove();
+    }
   });
 });

@@ -115,7 +115,7 @@ describe("migration 0009 on a SQLite register with history", () => {
     }
   });
 
-  it("keys the table by (event_id, sender) and keeps no index of event_id alone", async () => {
+  it("keys the table by (event_id, sender), keeps no index of event_id alone, and indexes the site's keys as columns", async () => {
     const file = fileAt0008("keys.db");
     await new SqliteRegister(file).close();
     const db = new Database(file, { readonly: true });
@@ -124,6 +124,10 @@ describe("migration 0009 on a SQLite register with history", () => {
       const primary = indexes.find((index) => index.origin === "pk");
       expect(db.pragma(`index_info(${primary?.name})`)).toMatchObject([{ name: "event_id" }, { name: "sender" }]);
       expect(indexes.map((index) => index.name)).not.toContain("inbound_events_by_event_id");
+      // Columns, not json_extract over the body (an expression's column has no name): no parse to index an event.
+      for (const column of ["site_order_id", "site_order_number"]) {
+        expect(db.pragma(`index_info(inbound_events_by_${column})`)).toMatchObject([{ name: column }]);
+      }
     } finally {
       db.close();
     }
