@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { admitOrderPaid } from "../../src/accept/admit-order-paid.ts";
+import { bodyDigest, KnownBodies } from "../../src/accept/known-bodies.ts";
 import { OrderPaidAcceptor } from "../../src/accept/order-paid-acceptor.ts";
 import { checkBusinessRules } from "../../src/domain/business-rules.ts";
 import { EventStatus } from "../../src/domain/event-status.ts";
@@ -110,12 +111,19 @@ function completed(i: number): void {
   requestLog.requestCompleted(null, request, reply);
 }
 
+/** Full, as after the first 10 000 new events; the digests cycle through three times its capacity, each new to it. */
+const known = new KnownBodies<number>();
+const digests = Array.from({ length: 30_000 }, (_, i) => bodyDigest(Buffer.from(`body-${i}`)));
+for (const digest of digests) known.remember(digest, 0);
+
 /** `per` calls of the stage made by one run(i), all at once (as concurrent requests make them): the time is per call. */
 type Stage = [name: string, run: (i: number) => unknown, per?: number];
 const CONCURRENT = 50;
 const stages: Stage[] = [
   ["utf8 decode", (i) => utf8.decode(buffers[i % EVENTS])],
   ["parseStrictJson", (i) => parseStrictJson(texts[i % EVENTS] as string)],
+  ["SHA-256 of the bytes", (i) => bodyDigest(buffers[i % EVENTS] as Buffer)],
+  ["remember a new body", (i) => known.remember(digests[i % digests.length] as string, i)],
   ["schema (Ajv)", (i) => checkOrderPaidSchema(parsed[i % EVENTS])],
   ["business rules", (i) => checkBusinessRules(events[i % EVENTS] as OrderPaidEvent)],
   ["canonicalize + SHA-256", (i) => canonicalizeEvent(events[i % EVENTS])],
