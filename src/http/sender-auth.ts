@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { type SenderEntry, senderOf } from "../config/senders.ts";
 import { DEFAULT_SENDER } from "../register/senders.ts";
 import { problemAnswer } from "./answers.ts";
@@ -31,30 +31,46 @@ export function authenticateSender(
   senders: readonly SenderEntry[],
   onRefused: (request: FastifyRequest) => void = () => {},
   anonymous = senders.length === 0,
-) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+): onRequestHookHandler {
+  // Callback style: the request that authenticates, nearly every one, goes on without a promise.
+  return (request, reply, done) => {
     if (anonymous) {
       request.sender = DEFAULT_SENDER;
-      return undefined;
+      done();
+      return;
     }
     const token = bearerToken(request);
     const sender = token === undefined ? undefined : senderOf(token, senders);
     if (sender !== undefined) {
       request.sender = sender;
-      return undefined;
+      done();
+      return;
     }
-    onRefused(request);
-    const wait = token === undefined ? undefined : await request.server.authThrottle.failed(request, "sender", token);
-    if (wait !== undefined) return sendAnswer(reply, throttledAnswer(request, wait));
-    reply.header("www-authenticate", 'Bearer realm="order-gateway"');
-    return sendAnswer(
-      reply,
-      problemAnswer("GW_ERR_UNAUTHORIZED", request.id, {
-        detail:
-          token === undefined
-            ? "send Authorization: Bearer <your sender token>"
-            : "the token is not valid for any sender; nothing was recorded",
-      }),
-    );
+    // Answered by refuse, so `done` is called only if refusing fails.
+    refuse(request, reply, token, onRefused).catch(done);
   };
+}
+
+async function refuse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string | undefined,
+  onRefused: (request: FastifyRequest) => void,
+): Promise<void> {
+  onRefused(request);
+  const wait = token === undefined ? undefined : await request.server.authThrottle.failed(request, "sender", token);
+  if (wait !== undefined) {
+    sendAnswer(reply, throttledAnswer(request, wait));
+    return;
+  }
+  reply.header("www-authenticate", 'Bearer realm="order-gateway"');
+  sendAnswer(
+    reply,
+    problemAnswer("GW_ERR_UNAUTHORIZED", request.id, {
+      detail:
+        token === undefined
+          ? "send Authorization: Bearer <your sender token>"
+          : "the token is not valid for any sender; nothing was recorded",
+    }),
+  );
 }

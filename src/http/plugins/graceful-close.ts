@@ -34,9 +34,13 @@ async function gracefulClose(app: FastifyInstance, options: GracefulCloseOptions
     if (options.draining()) reply.header("connection", "close");
     done(null, payload);
   });
-  app.addHook("onRequest", async (request, reply) => {
-    if (!closing) return;
-    return sendAnswer(
+  app.addHook("onRequest", (request, reply, done) => {
+    if (!closing) {
+      done();
+      return;
+    }
+    // Answered here, so `done` is not called: the request goes no further.
+    sendAnswer(
       reply,
       problemAnswer("GW_ERR_SHUTTING_DOWN", request.id, {
         detail: "the gateway is stopping; nothing was recorded, retry with the same event_id",
