@@ -25,13 +25,13 @@ export interface AdmittedFacts {
  * first, half of the capacity at a time (see remember).
  */
 export class KnownBodies<Facts = AdmittedFacts> {
-  readonly #generation: number;
+  readonly #generationSize: number;
   #recent = new Map<string, Facts>();
   #older = new Map<string, Facts>();
 
   constructor(capacity = DEFAULT_CAPACITY) {
     // Two generations of ceil(capacity / 2): never more than the capacity in all, never fewer than half of it.
-    this.#generation = Math.ceil(Math.max(0, capacity) / 2);
+    this.#generationSize = Math.ceil(Math.max(0, capacity) / 2);
   }
 
   recall(digest: string): Facts | undefined {
@@ -45,9 +45,9 @@ export class KnownBodies<Facts = AdmittedFacts> {
    * generations costs nothing per body.
    */
   remember(digest: string, facts: Facts): void {
-    if (this.#generation === 0) return;
+    if (this.#generationSize === 0) return;
     this.#recent.set(digest, facts);
-    if (this.#recent.size >= this.#generation) {
+    if (this.#recent.size >= this.#generationSize) {
       this.#older = this.#recent;
       this.#recent = new Map();
     }
