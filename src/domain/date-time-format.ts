@@ -4,6 +4,9 @@ const fullDateTime = stringValidator(fullFormats["date-time"]);
 
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** Where the zone begins, after YYYY-MM-DDTHH:MM:SS: Z, or an ±HH:MM offset six characters long. */
+const ZONE_AT = 19;
+
 /**
  * JSON Schema's "date-time" exactly as ajv-formats' full mode checks it,
  * without its allocations. That check splits the string and runs two
@@ -16,9 +19,8 @@ const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * holds the two to the same answer.
  */
 export function isDateTime(text: string): boolean {
-  const tz = 19;
-  const fixedOffset = text.length === tz + 6;
-  if (!(text.length === tz + 1 || fixedOffset) || !hasPlainShape(text, fixedOffset)) return fullDateTime(text);
+  const fixedOffset = text.length === ZONE_AT + 6;
+  if (!(text.length === ZONE_AT + 1 || fixedOffset) || !hasPlainShape(text, fixedOffset)) return fullDateTime(text);
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 2);
   const day = digits(text, 8, 2);
@@ -27,9 +29,9 @@ export function isDateTime(text: string): boolean {
   const hour = digits(text, 11, 2);
   const minute = digits(text, 14, 2);
   const second = digits(text, 17, 2);
-  const sign = text.charCodeAt(tz) === 0x2d /* - */ ? -1 : 1;
-  const offsetHours = fixedOffset ? digits(text, tz + 1, 2) : 0;
-  const offsetMinutes = fixedOffset ? digits(text, tz + 4, 2) : 0;
+  const sign = text.charCodeAt(ZONE_AT) === 0x2d /* - */ ? -1 : 1;
+  const offsetHours = fixedOffset ? digits(text, ZONE_AT + 1, 2) : 0;
+  const offsetMinutes = fixedOffset ? digits(text, ZONE_AT + 4, 2) : 0;
   if (offsetHours > 23 || offsetMinutes > 59) return false;
   if (hour <= 23 && minute <= 59 && second < 60) return true;
   // A leap second: 23:59:60 in UTC, whatever the offset.
@@ -40,7 +42,7 @@ export function isDateTime(text: string): boolean {
 
 /** YYYY-MM-DDTHH:MM:SS, then Z (or z) or, with `fixedOffset`, +HH:MM or -HH:MM. */
 function hasPlainShape(text: string, fixedOffset: boolean): boolean {
-  for (let i = 0; i < 19; i++) {
+  for (let i = 0; i < ZONE_AT; i++) {
     const c = text.charCodeAt(i);
     const ok =
       i === 4 || i === 7
@@ -52,15 +54,15 @@ function hasPlainShape(text: string, fixedOffset: boolean): boolean {
             : isDigit(c);
     if (!ok) return false;
   }
-  const zone = text.charCodeAt(19);
+  const zone = text.charCodeAt(ZONE_AT);
   if (!fixedOffset) return zone === 0x5a /* Z */ || zone === 0x7a; /* z */
   return (
     (zone === 0x2b /* + */ || zone === 0x2d) /* - */ &&
-    isDigit(text.charCodeAt(20)) &&
-    isDigit(text.charCodeAt(21)) &&
-    text.charCodeAt(22) === 0x3a /* : */ &&
-    isDigit(text.charCodeAt(23)) &&
-    isDigit(text.charCodeAt(24))
+    isDigit(text.charCodeAt(ZONE_AT + 1)) &&
+    isDigit(text.charCodeAt(ZONE_AT + 2)) &&
+    text.charCodeAt(ZONE_AT + 3) === 0x3a /* : */ &&
+    isDigit(text.charCodeAt(ZONE_AT + 4)) &&
+    isDigit(text.charCodeAt(ZONE_AT + 5))
   );
 }
 

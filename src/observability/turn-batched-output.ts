@@ -36,7 +36,7 @@ export class TurnBatchedOutput implements DestinationStream {
     setImmediate(this.#endOfTurn);
   }
 
-  /** What pino's logger.flush() calls, and the exit. */
+  /** Writes the lines waiting for the end of the turn, now: the exit's call. */
   flushSync(): void {
     if (this.#lines.length === 0) return;
     const text = this.#lines.length === 1 ? (this.#lines[0] as string) : this.#lines.join("");
@@ -44,6 +44,7 @@ export class TurnBatchedOutput implements DestinationStream {
     this.#out.write(text);
   }
 
+  /** What pino's logger.flush(callback) calls. */
   flush(callback?: (error?: Error) => void): void {
     this.flushSync();
     callback?.();
