@@ -275,7 +275,9 @@ function sameOrderAsFirst(first: EventRecord, canonical: Canonical): boolean {
 /** The headers the adapters read (the platforms' own and Content-Type), never a signature: what remap reads again. */
 function platformHeaders(delivery: WebhookDelivery): Record<string, string> {
   const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(delivery.headers)) {
+  const { headers } = delivery;
+  for (const name in headers) {
+    const value = headers[name];
     if (typeof value !== "string" || SIGNATURE_HEADERS.has(name)) continue;
     if (name === "content-type" || name.startsWith("x-shopify-") || name.startsWith("x-wc-")) kept[name] = value;
   }

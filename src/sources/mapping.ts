@@ -21,6 +21,8 @@ export class MappingError extends Error {
  * amount is ever rounded here.
  */
 export function minorUnits(amount: unknown, what: string): bigint {
+  // Most amounts are written with two decimals: their digits without the point, with no match array to collect.
+  if (typeof amount === "string" && TWO_DECIMALS.test(amount)) return BigInt(amount.slice(0, -3) + amount.slice(-2));
   const text = typeof amount === "number" && Number.isFinite(amount) ? String(amount) : amount;
   const match = typeof text === "string" ? DECIMAL.exec(text.trim()) : null;
   if (match === null) throw new MappingError(`${what} is not an amount: ${JSON.stringify(amount)}`);
@@ -33,6 +35,7 @@ export function minorUnits(amount: unknown, what: string): bigint {
 }
 
 const DECIMAL = /^([0-9]+)(?:\.([0-9]+))?$/;
+const TWO_DECIMALS = /^[0-9]+\.[0-9]{2}$/;
 
 /** Minor units as our money string ("1890.00"); negative is a mapping error. */
 export function money(minor: bigint, what: string): string {
@@ -62,11 +65,15 @@ export function itemsForLine(line: {
   const count = BigInt(quantity);
   const unit = lineTotal / count;
   const dearer = Number(lineTotal % count);
-  const name = line.name === undefined || line.name === "" ? {} : { name: line.name.slice(0, 1024) };
+  const name = line.name === undefined || line.name === "" ? undefined : line.name.slice(0, 1024);
+  // Keys in canonical order (fingerprint.ts writes an event so built with JSON.stringify).
+  const item = (units: number, price: bigint): Item =>
+    name === undefined
+      ? { price: money(price, `the price of "${sku}"`), quantity: units, sku }
+      : { name, price: money(price, `the price of "${sku}"`), quantity: units, sku };
   const items: Item[] = [];
-  if (quantity - dearer > 0)
-    items.push({ sku, ...name, quantity: quantity - dearer, price: money(unit, `the price of "${sku}"`) });
-  if (dearer > 0) items.push({ sku, ...name, quantity: dearer, price: money(unit + 1n, `the price of "${sku}"`) });
+  if (quantity - dearer > 0) items.push(item(quantity - dearer, unit));
+  if (dearer > 0) items.push(item(dearer, unit + 1n));
   return items;
 }
 
@@ -181,14 +188,20 @@ export function customerOf(parts: {
   phone?: string | null | undefined;
   fallbackName: string;
 }): Customer {
-  const name = parts.names.map((part) => part?.trim() ?? "").find((part) => part !== "");
+  let name: string | undefined;
+  for (const part of parts.names) {
+    name = part?.trim();
+    if (name !== undefined && name !== "") break;
+    name = undefined;
+  }
   const email = parts.email?.trim();
   const phone = parts.phone?.trim();
   const validEmail = email !== undefined && email.length <= 254 && EMAIL.test(email) ? email : undefined;
+  // Keys in canonical order (fingerprint.ts writes an event so built with JSON.stringify).
   return {
+    ...(validEmail === undefined ? {} : { email: validEmail }),
     ...(parts.id === undefined || parts.id === "" ? {} : { id: parts.id.slice(0, 128) }),
     name: (name ?? validEmail ?? parts.fallbackName).slice(0, 1024),
-    ...(validEmail === undefined ? {} : { email: validEmail }),
     ...(phone !== undefined && PHONE.test(phone) ? { phone } : {}),
   };
 }
@@ -201,12 +214,13 @@ const EMAIL = fullFormats.email as RegExp;
 /** Kept equal to the schema's customer.phone pattern. */
 const PHONE = /^\+?[0-9 ()-]{5,32}$/;
 
-/** An address line from its parts, empty parts left out; undefined when nothing is left. */
-export function addressOf(parts: ReadonlyArray<string | null | undefined>): string | undefined {
-  const text = parts
-    .map((part) => part?.trim() ?? "")
-    .filter((part) => part !== "")
-    .join(", ");
+/** An address line from its parts, empty parts and anything but text left out; undefined when nothing is left. */
+export function addressOf(parts: readonly unknown[]): string | undefined {
+  let text = "";
+  for (const part of parts) {
+    const trimmed = typeof part === "string" ? part.trim() : "";
+    if (trimmed !== "") text = text === "" ? trimmed : `${text}, ${trimmed}`;
+  }
   return text === "" ? undefined : text.slice(0, 1024);
 }
 

@@ -30,7 +30,13 @@ export function textOf(value: unknown): string | undefined {
 }
 
 function listOf(value: unknown): Json[] {
-  return Array.isArray(value) ? value.map(objectOf).filter((item) => item !== undefined) : [];
+  const list: Json[] = [];
+  if (!Array.isArray(value)) return list;
+  for (const item of value) {
+    const record = objectOf(item);
+    if (record !== undefined) list.push(record);
+  }
+  return list;
 }
 
 /**
@@ -39,20 +45,45 @@ function listOf(value: unknown): Json[] {
  * because Shopify's numeric ids reach 2^63 and JSON.parse rounds anything past
  * 2^53: 820982911946154508 parses as 820982911946154500, another order's id.
  */
-export function shopifyId(record: Json | undefined, kind: string): string | undefined {
-  const gid = textOf(record?.admin_graphql_api_id);
-  const digits = gid === undefined ? undefined : new RegExp(`^gid://shopify/${kind}/([0-9]{1,20})$`).exec(gid)?.[1];
-  if (digits !== undefined) return digits;
+export function shopifyId(record: Json | undefined, kind: "Order" | "Customer"): string | undefined {
+  const gid = record?.admin_graphql_api_id;
+  const prefix = GID_PREFIX[kind];
+  if (typeof gid === "string" && gid.startsWith(prefix) && isDigits(gid, prefix.length, 20)) {
+    return gid.slice(prefix.length);
+  }
   const id = record?.id;
   return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? String(id) : undefined;
+}
+
+const GID_PREFIX = { Order: "gid://shopify/Order/", Customer: "gid://shopify/Customer/" } as const;
+
+/** Whether `text` from `start` to its end is 1 to `most` ASCII digits. */
+function isDigits(text: string, start: number, most: number): boolean {
+  const count = text.length - start;
+  if (count < 1 || count > most) return false;
+  for (let i = start; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
 }
 
 /** Which of the payload's two currencies is booked, and where its amounts are. */
 interface Money {
   /** An amount in minor units: the plain string or its `*_set` (see moneyOf). */
-  of(record: Json, field: string, what: string): bigint;
+  of(record: Json, field: AmountField, what: string): bigint;
   currency: unknown;
 }
+
+/** The amounts read, each with its `*_set`: the set's name is looked up, never built per call. */
+const AMOUNT_SETS = {
+  price: "price_set",
+  amount: "amount_set",
+  total_price: "total_price_set",
+  total_tax: "total_tax_set",
+} as const;
+
+type AmountField = keyof typeof AMOUNT_SETS;
 
 /**
  * settings.money "shop" (the default) books the shop's currency: the plain
@@ -68,7 +99,7 @@ function moneyOf(order: Json, settings: SourceSettings): Money {
   return {
     currency: presentment ? (order.presentment_currency ?? order.currency) : order.currency,
     of(record, field, what) {
-      const set = objectOf(record[`${field}_set`]);
+      const set = objectOf(record[AMOUNT_SETS[field]]);
       const fromSet = objectOf(set?.[presentment ? "presentment_money" : "shop_money"])?.amount;
       const plain = record[field];
       const amount = presentment ? (fromSet ?? (sameCurrency ? plain : undefined)) : (plain ?? fromSet);
@@ -84,14 +115,17 @@ function moneyOf(order: Json, settings: SourceSettings): Money {
   };
 }
 
-function sumOf(records: readonly Json[], add: (record: Json) => bigint): bigint {
-  return records.reduce((sum, record) => sum + add(record), 0n);
+/** The sum of `field` over a list's records (Shopify's discount allocations, tax lines); `what` names one of them in an error. */
+function sumOf(list: unknown, amounts: Money, field: AmountField, what: () => string): bigint {
+  let sum = 0n;
+  for (const record of listOf(list)) sum += amounts.of(record, field, what());
+  return sum;
 }
 
 /** What the customer paid for a line or a shipping line: its price after its discounts, with its tax when prices exclude it. */
 function grossOf(base: bigint, record: Json, amounts: Money, taxesIncluded: boolean, what: string): bigint {
-  const discount = sumOf(listOf(record.discount_allocations), (d) => amounts.of(d, "amount", `${what}'s discount`));
-  const tax = taxesIncluded ? 0n : sumOf(listOf(record.tax_lines), (t) => amounts.of(t, "price", `${what}'s tax`));
+  const discount = sumOf(record.discount_allocations, amounts, "amount", () => `${what}'s discount`);
+  const tax = taxesIncluded ? 0n : sumOf(record.tax_lines, amounts, "price", () => `${what}'s tax`);
   return base - discount + tax;
 }
 
@@ -104,14 +138,15 @@ function grossOf(base: bigint, record: Json, amounts: Money, taxesIncluded: bool
  */
 function skuFallbacks(line: Json): string[] {
   const ids: string[] = [];
-  for (const [kind, field] of [
-    ["variant", "variant_id"],
-    ["product", "product_id"],
-  ] as const) {
-    const id = line[field];
-    if (typeof id === "number" && Number.isSafeInteger(id) && id > 0) ids.push(`${kind}:${id}`);
-  }
+  const variant = line.variant_id;
+  const product = line.product_id;
+  if (isSafeId(variant)) ids.push(`variant:${variant}`);
+  if (isSafeId(product)) ids.push(`product:${product}`);
   return ids;
+}
+
+function isSafeId(id: unknown): id is number {
+  return typeof id === "number" && Number.isSafeInteger(id) && id > 0;
 }
 
 /**
@@ -127,22 +162,31 @@ function isTip(line: Json): boolean {
 /** The SKU map's name for a tip: no article exists for it in the shop's catalogue. */
 const TIP_SKU = "tip";
 
-function itemsOf(order: Json, amounts: Money, settings: SourceSettings, taxesIncluded: boolean): Item[] {
-  const lines = listOf(order.line_items);
+function itemsOf(
+  lines: readonly Json[],
+  amounts: Money,
+  settings: SourceSettings,
+  taxesIncluded: boolean,
+): { items: Item[]; sum: bigint } {
   if (lines.length === 0) throw new MappingError("the order has no line_items");
-  return lines.flatMap((line, index) => {
+  const items: Item[] = [];
+  let sum = 0n;
+  for (const [index, line] of lines.entries()) {
     const what = `line_items[${index}]`;
     const quantity = line.quantity;
     if (typeof quantity !== "number" || !Number.isSafeInteger(quantity) || quantity < 1) {
       throw new MappingError(`${what} has quantity ${JSON.stringify(quantity)}`);
     }
     const gross = grossOf(amounts.of(line, "price", what) * BigInt(quantity), line, amounts, taxesIncluded, what);
+    const skuText = textOf(line.sku);
     const sku = isTip(line)
       ? tipArticle(settings, gross, what)
-      : articleFor(textOf(line.sku), settings, skuFallbacks(line));
+      : articleFor(skuText, settings, skuText === undefined ? skuFallbacks(line) : []);
     if (gross < 0n) throw new MappingError(`${what} (SKU "${sku}") comes out negative after its discounts`);
-    return itemsForLine({ sku, name: textOf(line.name) ?? textOf(line.title), quantity, lineTotal: gross });
-  });
+    items.push(...itemsForLine({ sku, name: textOf(line.name) ?? textOf(line.title), quantity, lineTotal: gross }));
+    sum += gross;
+  }
+  return { items, sum };
 }
 
 /** A tip's 1C article: the SKU map's entry for `tip`, else a mapping error that says so. */
@@ -165,19 +209,22 @@ function tipArticle(settings: SourceSettings, gross: bigint, what: string): stri
  * Undefined for an order not edited. Older API versions (before 2024-01) have
  * no current_quantity; current_total_price still tells.
  */
-function editOf(order: Json): string | undefined {
+function editOf(order: Json, lines: readonly Json[]): string | undefined {
   const changes: string[] = [];
-  const placed = amountsOf(order, "total_price");
-  const current = amountsOf(order, "current_total_price");
-  for (const [index, now] of current.entries()) {
-    const then = placed[index];
+  const placedSet = objectOf(order.total_price_set);
+  const currentSet = objectOf(order.current_total_price_set);
+  for (const [now, then] of [
+    [order.current_total_price, order.total_price],
+    [moneyIn(currentSet, "shop_money"), moneyIn(placedSet, "shop_money")],
+    [moneyIn(currentSet, "presentment_money"), moneyIn(placedSet, "presentment_money")],
+  ]) {
     // Compared as numbers, not read as the booked money: a presentment currency may have three decimals.
-    if (now !== undefined && then !== undefined && Number(now) !== Number(then)) {
+    if (isAmountLike(now) && isAmountLike(then) && Number(now) !== Number(then)) {
       changes.push(`current_total_price ${now} is not total_price ${then}`);
       break;
     }
   }
-  for (const [index, line] of listOf(order.line_items).entries()) {
+  for (const [index, line] of lines.entries()) {
     const now = line.current_quantity;
     if (typeof now === "number" && now !== line.quantity) {
       const name = textOf(line.name) ?? textOf(line.title) ?? "";
@@ -190,13 +237,13 @@ function editOf(order: Json): string | undefined {
   return `the order was edited after it was placed (${changes.join("; ")}): its lines still hold the units and discounts as ordered, so support books it by hand`;
 }
 
-/** A total as the plain string, the set's shop money and its presentment money (undefined where absent). */
-function amountsOf(order: Json, field: string): Array<string | undefined> {
-  const set = objectOf(order[`${field}_set`]);
-  const plain = order[field];
-  return [plain, objectOf(set?.shop_money)?.amount, objectOf(set?.presentment_money)?.amount].map((amount) =>
-    typeof amount === "string" || typeof amount === "number" ? String(amount) : undefined,
-  );
+/** A `*_set`'s amount in one of its two currencies. */
+function moneyIn(set: Json | undefined, which: "shop_money" | "presentment_money"): unknown {
+  return objectOf(set?.[which])?.amount;
+}
+
+function isAmountLike(amount: unknown): amount is string | number {
+  return typeof amount === "string" || typeof amount === "number";
 }
 
 type Delivery = NonNullable<OrderPaidEvent["order"]["delivery"]>;
@@ -207,34 +254,41 @@ function deliveryOf(
   settings: SourceSettings,
   taxesIncluded: boolean,
 ): { delivery: Delivery; price: bigint } | undefined {
-  const lines = listOf(order.shipping_lines).filter((line) => line.is_removed !== true);
-  if (lines.length === 0) return undefined;
-  const price = sumOf(lines, (line) => {
+  let first: Json | undefined;
+  let price = 0n;
+  for (const line of listOf(order.shipping_lines)) {
+    if (line.is_removed === true) continue;
+    first ??= line;
     const what = `shipping line "${textOf(line.title) ?? textOf(line.code) ?? ""}"`;
-    return grossOf(amounts.of(line, "price", what), line, amounts, taxesIncluded, what);
-  });
-  const first = lines[0] as Json;
+    price += grossOf(amounts.of(line, "price", what), line, amounts, taxesIncluded, what);
+  }
+  if (first === undefined) return undefined;
   const method = shippingMethodFor(textOf(first.code) ?? textOf(first.title), settings);
   const to = objectOf(order.shipping_address);
   const address = addressOf([
-    ...["address1", "address2", "city", "province", "zip"].map((field) => textOf(to?.[field])),
-    textOf(to?.country) ?? textOf(to?.country_code),
+    to?.address1,
+    to?.address2,
+    to?.city,
+    to?.province,
+    to?.zip,
+    textOf(to?.country) ?? to?.country_code,
   ]);
-  return {
-    delivery: {
-      ...(method === undefined ? {} : { method }),
-      ...(address === undefined ? {} : { address }),
-      price: money(price, "the shipping price"),
-    },
-    price,
+  // Keys in canonical order (fingerprint.ts writes such an event with JSON.stringify), as in shopifyOrderEvent.
+  const delivery: Delivery = {
+    ...(address === undefined ? {} : { address }),
+    ...(method === undefined ? {} : { method }),
+    price: money(price, "the shipping price"),
   };
+  return { delivery, price };
 }
 
 function customerFor(order: Json, name: string): OrderPaidEvent["order"]["customer"] {
   const customer = objectOf(order.customer);
   const billing = objectOf(order.billing_address);
   const shipping = objectOf(order.shipping_address);
-  const fullName = [textOf(customer?.first_name), textOf(customer?.last_name)].filter(Boolean).join(" ");
+  const first = textOf(customer?.first_name);
+  const last = textOf(customer?.last_name);
+  const fullName = first === undefined ? last : last === undefined ? first : `${first} ${last}`;
   return customerOf({
     id: shopifyId(customer, "Customer"),
     names: [fullName, textOf(billing?.name), textOf(shipping?.name)],
@@ -253,13 +307,13 @@ export function shopifyOrderEvent(
 ): OrderPaidEvent {
   const amounts = moneyOf(order, settings);
   const currency = currencyFor(amounts.currency, settings);
-  const edit = editOf(order);
+  const lines = listOf(order.line_items);
+  const edit = editOf(order, lines);
   if (edit !== undefined) throw new MappingError(edit);
   const taxesIncluded = order.taxes_included === true;
-  const items = itemsOf(order, amounts, settings, taxesIncluded);
+  const { items, sum: added } = itemsOf(lines, amounts, settings, taxesIncluded);
   const shipping = deliveryOf(order, amounts, settings, taxesIncluded);
   const total = amounts.of(order, "total_price", "the order's total");
-  const added = items.reduce((sum, item) => sum + BigInt(item.quantity) * minorUnits(item.price, "a price"), 0n);
   const sum = added + (shipping?.price ?? 0n);
   if (sum !== total) {
     throw new MappingError(
@@ -275,27 +329,28 @@ export function shopifyOrderEvent(
   if (occurredAt === undefined) throw new MappingError("the order has neither processed_at nor created_at");
   const provider = gatewayOf(order.payment_gateway_names);
   const amount = money(total, "total_price");
+  // Keys in canonical order, every object: fingerprint.ts then writes the event with JSON.stringify.
   return {
     event_id: eventId,
     event_type: "order.paid",
     occurred_at: occurredAt,
     order: {
-      id: orderId,
-      number: name.slice(0, 128),
       ...(createdAt === undefined ? {} : { created_at: createdAt }),
-      customer: customerFor(order, name),
-      items,
-      ...(shipping === undefined ? {} : { delivery: shipping.delivery }),
-      total: amount,
-      ...(tax === undefined ? {} : { tax }),
       currency,
+      customer: customerFor(order, name),
+      ...(shipping === undefined ? {} : { delivery: shipping.delivery }),
+      id: orderId,
+      items,
+      number: name.slice(0, 128),
+      ...(tax === undefined ? {} : { tax }),
+      total: amount,
     },
     payment: {
-      id: orderId,
-      ...(provider === undefined ? {} : { provider }),
       amount,
       currency,
+      id: orderId,
       ...(processedAt === undefined ? {} : { paid_at: processedAt }),
+      ...(provider === undefined ? {} : { provider }),
     },
   };
 }

@@ -53,37 +53,38 @@ export function tildaOrderEvent(delivery: TildaDelivery, settings: SourceSetting
     );
   }
   const sys = text(payment.sys)?.trim() || undefined;
+  // Keys in canonical order, every object: fingerprint.ts then writes the event with JSON.stringify.
   return {
     event_id: tildaKey(orderId),
     event_type: "order.paid",
     occurred_at: new Date(delivery.receivedAt).toISOString(),
     order: {
-      id: orderId,
-      number: orderId,
+      currency,
       customer: customerOf({
         names: [text(fields.Name), text(fields.name), text(payment.delivery_fio)],
         email: text(fields.Email) ?? text(fields.email),
         phone: text(fields.Phone) ?? text(fields.phone),
         fallbackName: `Tilda order ${orderId}`,
       }),
-      items,
       ...(delivered === undefined
         ? {}
         : {
             delivery: {
-              ...(delivered.method === undefined ? {} : { method: delivered.method }),
               ...(delivered.address === undefined ? {} : { address: delivered.address }),
+              ...(delivered.method === undefined ? {} : { method: delivered.method }),
               price: money(delivered.price, "payment.delivery_price"),
             },
           }),
+      id: orderId,
+      items,
+      number: orderId,
       total: money(total, "payment.amount"),
-      currency,
     },
     payment: {
-      id: delivery.transactionId.slice(0, 128),
-      ...(sys === undefined ? {} : { provider: sys.slice(0, 128) }),
       amount: money(total, "payment.amount"),
       currency,
+      id: delivery.transactionId.slice(0, 128),
+      ...(sys === undefined ? {} : { provider: sys.slice(0, 128) }),
     },
   };
 }

@@ -91,35 +91,36 @@ export function wooOrderEvent(order: WooRecord, eventId: string, settings: Sourc
     shipping === undefined
       ? undefined
       : {
-          ...(method === undefined ? {} : { method }),
           ...(shipping.address === undefined ? {} : { address: shipping.address }),
+          ...(method === undefined ? {} : { method }),
           price: money(shippingPrice, "shipping"),
         };
   const createdAt = gmtInstant(order.date_created_gmt);
   const transactionId = textOf(order.transaction_id);
   const provider = textOf(order.payment_method);
+  // Keys in canonical order, every object: fingerprint.ts then writes the event with JSON.stringify.
   return {
     event_id: eventId,
     event_type: "order.paid",
     occurred_at: paidAt,
     order: {
-      id,
-      number,
       ...(createdAt === undefined ? {} : { created_at: createdAt }),
-      customer: customerFor(order, number),
-      items,
-      ...(delivery === undefined ? {} : { delivery }),
-      total: money(total, "total"),
-      tax: money(minorUnits(order.total_tax, "total_tax"), "total_tax"),
       currency,
+      customer: customerFor(order, number),
+      ...(delivery === undefined ? {} : { delivery }),
+      id,
+      items,
+      number,
+      tax: money(minorUnits(order.total_tax, "total_tax"), "total_tax"),
+      total: money(total, "total"),
     },
     payment: {
-      // Offline methods (bacs, cod) leave transaction_id empty; the order is then the payment's only id.
-      id: transactionId ?? `order-${id}`,
-      ...(provider === undefined ? {} : { provider }),
       amount: money(total, "total"),
       currency,
+      // Offline methods (bacs, cod) leave transaction_id empty; the order is then the payment's only id.
+      id: transactionId ?? `order-${id}`,
       paid_at: paidAt,
+      ...(provider === undefined ? {} : { provider }),
     },
   };
 }

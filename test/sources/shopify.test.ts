@@ -3,6 +3,7 @@ import { admitOrderPaid } from "../../src/accept/admit-order-paid.ts";
 import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
 import type { Reading, SourceSettings, WebhookDelivery } from "../../src/sources/port.ts";
 import { shopifyAdapter } from "../../src/sources/shopify.ts";
+import { expectCanonicalKeyOrder } from "../support/canonical-order.ts";
 import {
   moneySet,
   SHOPIFY_SECRET,
@@ -40,6 +41,7 @@ function paidEvent(reading: Reading): OrderPaidEvent {
   if (reading.kind !== "paid") throw new Error(`expected a paid reading, got ${JSON.stringify(reading)}`);
   const admission = admitOrderPaid(reading.event, undefined);
   expect(admission.ok, JSON.stringify(admission)).toBe(true);
+  expectCanonicalKeyOrder(reading.event);
   return reading.event;
 }
 

@@ -5,6 +5,7 @@ import { readFormBody } from "../../src/sources/form-body.ts";
 import type { Reading, SourceSettings } from "../../src/sources/port.ts";
 import { tildaAdapter } from "../../src/sources/tilda.ts";
 import { spreadDiscount } from "../../src/sources/tilda-order.ts";
+import { expectCanonicalKeyOrder } from "../support/canonical-order.ts";
 import {
   cartFields,
   cloudpaymentsPayment,
@@ -50,6 +51,7 @@ function read(body: string | Buffer, options: Parameters<typeof tildaDelivery>[1
 function paid(reading: Reading): OrderPaidEvent {
   if (reading.kind !== "paid") throw new Error(`expected a paid reading, got ${JSON.stringify(reading)}`);
   expect(admitOrderPaid(reading.event, undefined).ok).toBe(true);
+  expectCanonicalKeyOrder(reading.event);
   return reading.event;
 }
 

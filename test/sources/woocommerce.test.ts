@@ -3,6 +3,7 @@ import { admitOrderPaid } from "../../src/accept/admit-order-paid.ts";
 import type { OrderPaidEvent } from "../../src/domain/order-paid.ts";
 import type { PlatformIds, Reading, SourceSettings, WebhookDelivery } from "../../src/sources/port.ts";
 import { woocommerceAdapter as adapter } from "../../src/sources/woocommerce.ts";
+import { expectCanonicalKeyOrder } from "../support/canonical-order.ts";
 import {
   sign,
   WOO_SECRET,
@@ -57,6 +58,7 @@ function readOrder(order: unknown, options: WooHeaderOptions = {}, with_: Source
 function paid(reading: Reading): { event: OrderPaidEvent; ids: PlatformIds } {
   if (reading.kind !== "paid") throw new Error(`expected paid, got ${JSON.stringify(reading)}`);
   expect(admitOrderPaid(reading.event, undefined).ok).toBe(true);
+  expectCanonicalKeyOrder(reading.event);
   return { event: reading.event, ids: reading.ids };
 }
 

@@ -108,6 +108,36 @@ describe("canonical JSON (RFC 8785)", () => {
     expect(differing).toEqual([]);
   });
 
+  it("writes canonicalize's text for 5000 random values whose keys already come sorted (JSON.stringify's path)", () => {
+    const random = rng(3339);
+    const sorted = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(sorted);
+      if (typeof value !== "object" || value === null) return value;
+      const keys = Object.keys(value).sort();
+      return Object.fromEntries(keys.map((key) => [key, sorted((value as Record<string, unknown>)[key])]));
+    };
+    const values = Array.from({ length: 5000 }, () => sorted(JSON.parse(JSON.stringify(randomJson(random, 0)))));
+    // Most of these take the shortcut; integer-like keys ("10" before "9") still come out of order and do not.
+    const shortcut = values.filter((value) => JSON.stringify(value) === canonicalize(value));
+    expect(shortcut.length).toBeGreaterThan(4000);
+    expect(values.filter((value) => canonicalizeEvent(value).text !== canonicalize(value))).toEqual([]);
+  });
+
+  it("leaves to the sorted writer what JSON.stringify would write otherwise: undefined, NaN, toJSON, another prototype", () => {
+    expect(canonicalizeEvent({ a: 1, b: undefined, c: 2 }).text).toBe('{"a":1,"c":2}');
+    expect(() => canonicalizeEvent({ a: Number.NaN })).toThrow();
+    expect(() => canonicalizeEvent({ a: [1, Number.POSITIVE_INFINITY] })).toThrow();
+    expect(canonicalizeEvent({ a: { toJSON: () => ({ z: 1, y: 2 }) } }).text).toBe('{"a":{"y":2,"z":1}}');
+    class Point {
+      y = 2;
+      x = 1;
+    }
+    expect(canonicalizeEvent({ p: new Point() }).text).toBe('{"p":{"x":1,"y":2}}');
+    expect(canonicalizeEvent({ a: "\u0001", b: "\ud83d\ude00" }).text).toBe(
+      canonicalize({ a: "\u0001", b: "\ud83d\ude00" }),
+    );
+  });
+
   it("refuses a lone surrogate, escaped in the body, as canonicalize does", () => {
     const value = JSON.parse('{"a":"x\\ud800y"}');
     expect(() => canonicalize(value)).toThrow();
