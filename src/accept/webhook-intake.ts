@@ -86,7 +86,7 @@ export class WebhookIntake {
     const verified = adapter.verify(delivery, settings);
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
     // What only a signed delivery may spend (the sender's rate budget): it throws to refuse, before anything is read or recorded.
-    await verifiedGate?.();
+    if (verifiedGate !== undefined) await verifiedGate();
     // No platform sends a raw NUL (JSON escapes it, a form percent-encodes it), and the payload is kept as text, which PostgreSQL's cannot hold.
     if (delivery.raw.includes(0)) return { kind: "malformed", detail: NUL_IN_BODY };
     const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
@@ -251,8 +251,10 @@ function deliveryIdentity(
     const value = delivery.headers[name];
     return typeof value === "string" ? value : "";
   });
-  const bytes = digest === undefined ? `bytes ${delivery.raw.toString("latin1")}` : `hmac ${digest}`;
-  return hash("sha256", `${adapter.platform}\n${settings.sender}\n${headers.join("\n")}\n${bytes}`, "base64url");
+  const named = `${adapter.platform}\n${settings.sender}\n${headers.join("\n")}\n`;
+  // A verified HMAC is already a digest of the bytes, and short: the identity as it is, with nothing more to hash.
+  if (digest !== undefined) return `${named}hmac ${digest}`;
+  return `${named}${hash("sha256", delivery.raw, "base64url")}`;
 }
 
 /** A platform waits a few seconds at most (Shopify and Tilda 5 s): the request waits for 1C a fifth of that, then answers 202. */

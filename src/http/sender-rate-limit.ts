@@ -43,8 +43,9 @@ export async function verifiedSenderCharge(
   app: FastifyInstance,
   limit: { max: number; windowMs: number },
   counter: HitCounter | undefined,
-): Promise<SenderCharge> {
-  if (limit.max <= 0) return async () => {};
+): Promise<SenderCharge | undefined> {
+  // No limit: nothing to charge, and no promise to wait for on every delivery.
+  if (limit.max <= 0) return undefined;
   // Limiters made by hand from one registration: the app's own (the auth throttle's, with its store), or this one.
   if (!app.hasDecorator("createRateLimit")) {
     await app.register(rateLimit, {

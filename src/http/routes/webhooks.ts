@@ -64,10 +64,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   });
 
   const platformOf = (request: FastifyRequest): Platform => request.routeOptions.config.platform ?? "shopify";
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", (request, _reply, done) => {
     const { sender } = request.params as WebhookParams;
     // Anyone can name any sender in a URL: only a configured one gets its own metric series and rate-limit bucket.
     request.sender = settingsFor.has(`${platformOf(request)}/${sender}`) ? sender : UNKNOWN_SENDER;
+    done();
   });
   app.addHook("onError", async (request, _reply, error) => {
     metrics.webhook(platformOf(request), request.sender, problemCodeFor(error));
@@ -92,7 +93,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
             { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
             request.id,
             request.trace?.context,
-            () => chargeSender(request, reply),
+            chargeSender === undefined ? undefined : () => chargeSender(request, reply),
           );
     metrics.webhook(platform, request.sender, webhookOutcomeLabel(outcome));
     request.logEvent = logFieldsOf(outcome);
