@@ -16,8 +16,12 @@ import { answerFor } from "../../src/http/answers.ts";
 import { RequestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
+import type { SourceSettings, WebhookDelivery } from "../../src/sources/port.ts";
+import { shopifyAdapter } from "../../src/sources/shopify.ts";
+import { SHOPIFY_SECRET, SHOPIFY_SHOP } from "../support/platforms/shopify.ts";
 import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
+import { shopifyOrders, WEBHOOK_SENDER } from "./webhook-load.ts";
 
 /**
  * The accept path's per-request stages, each timed alone in this process:
@@ -51,6 +55,24 @@ const events = parsed.map((value) => {
   return check.event;
 });
 const canonicals = events.map((event) => canonicalizeEvent(event));
+/** The webhook scenario's deliveries (test/bench/webhook-load.ts): new Shopify orders, signed, as they reach the adapter. */
+const nextShopifyOrder = shopifyOrders();
+const shopify: WebhookDelivery[] = Array.from({ length: EVENTS }, () => {
+  const { body, headers } = nextShopifyOrder();
+  const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return { headers: lower, raw: Buffer.from(body), receivedAt: Date.now() };
+});
+const shopifySettings: SourceSettings = {
+  sender: WEBHOOK_SENDER,
+  platform: "shopify",
+  secrets: [SHOPIFY_SECRET],
+  shopDomain: SHOPIFY_SHOP,
+};
+const shopifyEvents = shopify.map((delivery) => {
+  const reading = shopifyAdapter.read(delivery, shopifySettings);
+  if (reading.kind !== "paid") throw new Error(`the bench's Shopify order reads as ${reading.kind}`);
+  return reading.event;
+});
 /** Every event here is the example's order under another event_id. */
 const siteOrder = siteOrderKeys(example);
 
@@ -127,6 +149,9 @@ const stages: Stage[] = [
   ["schema (Ajv)", (i) => checkOrderPaidSchema(parsed[i % EVENTS])],
   ["business rules", (i) => checkBusinessRules(events[i % EVENTS] as OrderPaidEvent)],
   ["canonicalize + SHA-256", (i) => canonicalizeEvent(events[i % EVENTS])],
+  ["Shopify verify (HMAC)", (i) => shopifyAdapter.verify(shopify[i % EVENTS] as WebhookDelivery, shopifySettings)],
+  ["Shopify read, map, admit", (i) => shopifyAdapter.read(shopify[i % EVENTS] as WebhookDelivery, shopifySettings)],
+  ["canonicalize, keys sorted", (i) => canonicalizeEvent(shopifyEvents[i % EVENTS])],
   ["admitOrderPaid (all)", (i) => admitOrderPaid(parsed[i % EVENTS], undefined)],
   ["register.find", (i) => register.find("bench", `stage-${i % EVENTS}`)],
   [
