@@ -84,12 +84,7 @@ export class OrderPaidAcceptor {
     };
   }
 
-  accept(request: AcceptRequest): Promise<AcceptResult> {
-    const T = (globalThis as any).__A ??= { n: 0, sync: 0 };
-    const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
-    try { return this.accept2(request); } finally { T.sync += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; if (++T.n % 20000 === 0) process.stderr.write(`ATIMING n=${T.n} acceptSync ${((T.sync * 1000) / T.n).toFixed(2)}\n`); }
-  }
-  async accept2(request: AcceptRequest): Promise<AcceptResult> {
+  async accept(request: AcceptRequest): Promise<AcceptResult> {
     const waitMs = Math.min(request.waitMs ?? this.#options.syncWaitMs, this.#options.syncWaitMs);
     // A repeat changes nothing: answered from a read, without taking the write lock.
     // Only a miss goes on to the reserving write, which still settles the race of

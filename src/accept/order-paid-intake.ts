@@ -35,11 +35,6 @@ export class OrderPaidIntake {
   }
 
   admit(raw: Uint8Array, idempotencyKeyHeader: string | string[] | undefined): Intake {
-    const T = (globalThis as any).__N ??= { n: 0, admit: 0 };
-    const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
-    try { return this.admit2(raw, idempotencyKeyHeader); } finally { T.admit += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; if (++T.n % 20000 === 0) process.stderr.write(`NTIMING n=${T.n} admit ${((T.admit * 1000) / T.n).toFixed(2)}\n`); }
-  }
-  admit2(raw: Uint8Array, idempotencyKeyHeader: string | string[] | undefined): Intake {
     const digest = bodyDigest(raw);
     const known = this.#known.recall(digest);
     if (known !== undefined) {

@@ -83,10 +83,7 @@ export class WebhookIntake {
     verifiedGate?: () => Promise<void>,
   ): Promise<WebhookOutcome> {
     if (adapter.isPing?.(delivery) === true) return { kind: "ping" };
-    const T = (globalThis as any).__T ??= { n: 0, verify: 0, read: 0, identity: 0, acceptSync: 0 };
-    let t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
     const verified = adapter.verify(delivery, settings);
-    T.verify += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t;
     if (!verified.ok) return { kind: "unauthorized", detail: verified.detail };
     // What only a signed delivery may spend (the sender's rate budget): it throws to refuse, before anything is read or recorded.
     if (verifiedGate !== undefined) await verifiedGate();
@@ -94,18 +91,13 @@ export class WebhookIntake {
     if (delivery.raw.includes(0)) return { kind: "malformed", detail: NUL_IN_BODY };
     const keep = (kept: KeptAs) => keptDelivery(adapter, settings, delivery, kept, correlationId);
     // A retry of a payment already read is answered from what it came to, as a sender's repeated bytes are.
-    t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
     const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);
-    T.identity += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t;
     const known = this.#known.recall(identity);
     if (known !== undefined) {
       const source = () => keep(acceptedAs(known));
       return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, recognised: true });
     }
-    t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
     const reading = adapter.read(delivery, settings);
-    T.read += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t;
-    if (++T.n % 20000 === 0) { process.stderr.write(`TIMING n=${T.n} ` + Object.entries(T).map(([k, v]) => `${k} ${(((v as number) * 1000) / T.n).toFixed(2)}`).join(" ") + "\n"); }
     switch (reading.kind) {
       case "test":
         return { kind: "ping" };
@@ -128,14 +120,13 @@ export class WebhookIntake {
         const payment = knownPayment(reading);
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
-        t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage());
-        try { return this.#accept(adapter, payment, {
+        return this.#accept(adapter, payment, {
           sender: settings.sender,
           correlationId,
           source,
           trace,
           recognised: false,
-        }); } finally { T.acceptSync += ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; }
+        });
       }
     }
   }

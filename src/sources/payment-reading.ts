@@ -12,14 +12,14 @@ import type { PlatformIds, Reading } from "./port.ts";
 export function paymentReading(key: string, ids: PlatformIds, map: () => OrderPaidEvent): Reading {
   let event: OrderPaidEvent;
   try {
-    event = ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return map(); } finally { T["map"] = (T["map"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })();
+    event = map();
   } catch (error) {
     if (error instanceof MappingError) return { kind: "unmapped", key, reason: error.message, ids };
     throw error;
   }
-  const admission = ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return admitOrderPaid(event, undefined); } finally { T["admit"] = (T["admit"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })();
+  const admission = admitOrderPaid(event, undefined);
   if (admission.ok) return { kind: "paid", event, ids, canonical: admission.canonical };
-  const errors = (admission.errors ?? []).map((error: any) => `${error.path} ${error.message}`);
+  const errors = (admission.errors ?? []).map((error) => `${error.path} ${error.message}`);
   const reason = errors.length === 0 ? admission.detail : `${admission.detail}: ${errors.join("; ")}`;
   return { kind: "unmapped", key, reason, ids };
 }

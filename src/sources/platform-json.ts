@@ -12,13 +12,13 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export function readPlatformJson(raw: Uint8Array): PlatformJson {
   let text: string;
   try {
-    text = ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return utf8.decode(raw); } finally { T["decode"] = (T["decode"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })();
+    text = utf8.decode(raw);
   } catch {
     return { ok: false, detail: "the body is not valid UTF-8; JSON text must be UTF-8 (RFC 8259 §8.1)" };
   }
   if (text.trim() === "") return { ok: false, detail: "the body is empty" };
   try {
-    return { ok: true, value: ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return JSON.parse(text); } finally { T["parse"] = (T["parse"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })() };
+    return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     return { ok: false, detail: `the body is not JSON: ${(error as Error).message}` };
   }

@@ -89,7 +89,7 @@ function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
   const order = objectOf(body.value);
   if (order === undefined) return { kind: "malformed", detail: "the body is not a JSON object (a Shopify order)" };
   const orderId = shopifyId(order, "Order");
-  const ids = ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return idsOf(delivery.headers, order, orderId); } finally { T["idsOf"] = (T["idsOf"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })();
+  const ids = idsOf(delivery.headers, order, orderId);
   const key = orderId === undefined ? null : `shopify:${orderId}`;
   // Before the order id: another topic's body need not be an order, and an authentic delivery of it is no 400.
   const topic = header(delivery.headers, "x-shopify-topic")?.trim();

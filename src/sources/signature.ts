@@ -16,7 +16,7 @@ export function isHmacSha256Base64(
   const claimed = Buffer.from(header.trim(), "base64");
   let valid = false;
   for (const secret of secrets) {
-    const expected = ((): any => { const T = (globalThis as any).__T ??= { n: 0 }; const t = ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()); try { return createHmac("sha256", secret).update(raw).digest(); } finally { T["hmac"] = (T["hmac"] ?? 0) + ((u) => (u.user + u.system) / 1000)(process.threadCpuUsage()) - t; } })();
+    const expected = createHmac("sha256", secret).update(raw).digest();
     if (timingSafeEqual(expected, claimed)) valid = true;
   }
   return valid;
