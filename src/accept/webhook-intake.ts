@@ -291,13 +291,14 @@ const NUL_IN_BODY = "the body holds a NUL byte (U+0000), which neither JSON nor 
 const SIGNATURE_HEADERS = new Set(["x-shopify-hmac-sha256", "x-wc-webhook-signature"]);
 
 /** What a delivery is kept as: its key, outcome, reason and the platform's ids. */
-type KeptAs = Pick<SourceDeliveryInput, "key" | "outcome" | "reason"> & { ids: PlatformIds };
+export type KeptAs = Pick<SourceDeliveryInput, "key" | "outcome" | "reason"> & { ids: PlatformIds };
 
 function acceptedAs(payment: KnownPayment): KeptAs {
   return { key: payment.eventId, outcome: "accepted", reason: null, ids: payment.ids };
 }
 
-function keptDelivery(
+/** A delivery as the register keeps it for support: the payload as received, the platform's ids and the headers a remap reads. */
+export function keptDelivery(
   adapter: SourceAdapter,
   settings: SourceSettings,
   delivery: WebhookDelivery,

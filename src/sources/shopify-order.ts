@@ -116,16 +116,16 @@ function moneyOf(order: Json, settings: SourceSettings): Money {
 }
 
 /** The sum of `field` over a list's records (Shopify's discount allocations, tax lines); `what` names one of them in an error. */
-function sumOf(list: unknown, amounts: Money, field: AmountField, what: () => string): bigint {
+function sumOf(list: unknown, amounts: Money, field: AmountField, what: string): bigint {
   let sum = 0n;
-  for (const record of listOf(list)) sum += amounts.of(record, field, what());
+  for (const record of listOf(list)) sum += amounts.of(record, field, what);
   return sum;
 }
 
 /** What the customer paid for a line or a shipping line: its price after its discounts, with its tax when prices exclude it. */
 function grossOf(base: bigint, record: Json, amounts: Money, taxesIncluded: boolean, what: string): bigint {
-  const discount = sumOf(record.discount_allocations, amounts, "amount", () => `${what}'s discount`);
-  const tax = taxesIncluded ? 0n : sumOf(record.tax_lines, amounts, "price", () => `${what}'s tax`);
+  const discount = sumOf(record.discount_allocations, amounts, "amount", `${what}'s discount`);
+  const tax = taxesIncluded ? 0n : sumOf(record.tax_lines, amounts, "price", `${what}'s tax`);
   return base - discount + tax;
 }
 

@@ -21,7 +21,7 @@ import { shopifyAdapter } from "../../src/sources/shopify.ts";
 import { SHOPIFY_SECRET, SHOPIFY_SHOP } from "../support/platforms/shopify.ts";
 import { siteOrderOf } from "../support/records.ts";
 import { tempDir } from "../support/temp.ts";
-import { shopifyOrders, WEBHOOK_SENDER } from "./webhook-load.ts";
+import { asWebhookDelivery, shopifyOrders, WEBHOOK_SENDER } from "./webhook-load.ts";
 
 /**
  * The accept path's per-request stages, each timed alone in this process:
@@ -57,11 +57,7 @@ const events = parsed.map((value) => {
 const canonicals = events.map((event) => canonicalizeEvent(event));
 /** The webhook scenario's deliveries (test/bench/webhook-load.ts): new Shopify orders, signed, as they reach the adapter. */
 const nextShopifyOrder = shopifyOrders();
-const shopify: WebhookDelivery[] = Array.from({ length: EVENTS }, () => {
-  const { body, headers } = nextShopifyOrder();
-  const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-  return { headers: lower, raw: Buffer.from(body), receivedAt: Date.now() };
-});
+const shopify: WebhookDelivery[] = Array.from({ length: EVENTS }, () => asWebhookDelivery(nextShopifyOrder()));
 const shopifySettings: SourceSettings = {
   sender: WEBHOOK_SENDER,
   platform: "shopify",

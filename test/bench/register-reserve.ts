@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { keptDelivery } from "../../src/accept/webhook-intake.ts";
 import { type OrderPaidEvent, siteOrderKeys } from "../../src/domain/order-paid.ts";
 import type { ReserveRequest } from "../../src/register/port.ts";
 import type { SqliteRegister } from "../../src/register/sqlite/sqlite-register.ts";
 import { shopifyAdapter } from "../../src/sources/shopify.ts";
 import { SHOPIFY_SECRET, SHOPIFY_SHOP } from "../support/platforms/shopify.ts";
-import { shopifyOrders, WEBHOOK_SENDER } from "./webhook-load.ts";
+import { asWebhookDelivery, shopifyOrders, WEBHOOK_SENDER } from "./webhook-load.ts";
 
 /**
  * `npm run bench:register`: what a new event costs the SQLite register alone,
@@ -76,15 +77,12 @@ const nextOrder = shopifyOrders();
 
 /**
  * A new Shopify order as the webhook records it: the adapter's event, with
- * the delivery kept as WebhookIntake keeps it (its ids and platform headers
- * as JSON, the payload as received).
+ * the delivery kept by WebhookIntake's own keptDelivery.
  */
 function platformRequest(withDelivery: boolean): ReserveRequest {
-  const { body, headers } = nextOrder();
-  const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-  const reading = shopifyAdapter.read({ headers: lower, raw: Buffer.from(body), receivedAt: Date.now() }, settings);
+  const delivery = asWebhookDelivery(nextOrder());
+  const reading = shopifyAdapter.read(delivery, settings);
   if (reading.kind !== "paid") throw new Error(`the bench's Shopify order reads as ${reading.kind}`);
-  const { "x-shopify-hmac-sha256": _signature, ...kept } = lower;
   const correlationId = randomUUID();
   const event = {
     sender: WEBHOOK_SENDER,
@@ -99,18 +97,13 @@ function platformRequest(withDelivery: boolean): ReserveRequest {
   if (!withDelivery) return event;
   return {
     ...event,
-    source: {
-      sender: WEBHOOK_SENDER,
-      platform: "shopify",
-      key: reading.event.event_id,
-      outcome: "accepted",
-      reason: null,
-      ids: JSON.stringify({ ids: reading.ids, headers: kept }),
-      payload: body,
-      contentType: "application/json",
+    source: keptDelivery(
+      shopifyAdapter,
+      settings,
+      delivery,
+      { key: reading.event.event_id, outcome: "accepted", reason: null, ids: reading.ids },
       correlationId,
-      receivedAt: Date.now(),
-    },
+    ),
   };
 }
 

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { WebhookDelivery } from "../../src/sources/port.ts";
 import {
   SHOPIFY_SECRET,
   SHOPIFY_SHOP,
@@ -45,6 +46,12 @@ export function shopifyOrders(): () => Delivery {
     const body = parts.join(String(++id));
     return { body, headers: shopifyHeaders(body) };
   };
+}
+
+/** A delivery as the gateway hands it to the adapter: header names in lower case, as Node gives them, and the raw bytes. */
+export function asWebhookDelivery({ body, headers }: Delivery): WebhookDelivery {
+  const lower = Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  return { headers: lower, raw: Buffer.from(body), receivedAt: Date.now() };
 }
 
 /** A first run's guess of the rate, before any run has measured one. */
