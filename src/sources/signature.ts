@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 
 /**
  * Whether `header` is the base64 HMAC-SHA256 of `raw` under any of `secrets`
@@ -15,11 +15,23 @@ export function isHmacSha256Base64(
   if (typeof header !== "string" || !BASE64_SHA256.test(header.trim())) return false;
   const claimed = Buffer.from(header.trim(), "base64");
   let valid = false;
-  for (const secret of secrets) {
-    const expected = createHmac("sha256", secret).update(raw).digest();
+  for (const key of hmacKeys(secrets)) {
+    const expected = createHmac("sha256", key).update(raw).digest();
     if (timingSafeEqual(expected, claimed)) valid = true;
   }
   return valid;
+}
+
+/** A sender's secrets as keys, made once: a string key is converted anew on every createHmac. */
+const keysOf = new WeakMap<readonly string[], readonly KeyObject[]>();
+
+function hmacKeys(secrets: readonly string[]): readonly KeyObject[] {
+  let keys = keysOf.get(secrets);
+  if (keys === undefined) {
+    keys = secrets.map((secret) => createSecretKey(secret, "utf8"));
+    keysOf.set(secrets, keys);
+  }
+  return keys;
 }
 
 /** 32 bytes in base64: 43 characters and one "=". */

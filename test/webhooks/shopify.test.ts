@@ -112,6 +112,17 @@ describe("Shopify orders/paid, end to end", () => {
     });
   });
 
+  it.each(["application/json", "application/json; charset=utf-8", "Application/JSON; charset=UTF-8", "text/plain"])(
+    "takes a signed delivery sent as %s: the signature is over the bytes, whatever their label",
+    async (type) => {
+      const order = newOrder();
+      const body = shopifyBody(order);
+      const answer = await deliver(body, { ...shopifyHeaders(body), "content-type": type });
+      expect([201, 202]).toContain(answer.status);
+      expect(answer.json()).toMatchObject({ event_id: `shopify:${order.id}` });
+    },
+  );
+
   it("refuses a wrong signature with 401 and records nothing", async () => {
     const order = newOrder();
     const body = shopifyBody(order);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBodyParser, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type WebhookIntake, type WebhookOutcome, webhookOutcomeLabel } from "../../accept/webhook-intake.ts";
 import { GatewayProblem } from "../../errors/problem.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
@@ -14,6 +14,9 @@ export const WEBHOOKS_PATH = "/integration/v1/webhooks";
 
 /** The sender a request to an unconfigured webhook URL counts as: one series, one bucket, whatever the URL says. */
 const UNKNOWN_SENDER = "-";
+
+/** What Shopify and WooCommerce send (JSON) and Tilda (a form, or JSON); any other type still reaches the catch-all. */
+const PLATFORM_MEDIA_TYPES = ["application/json", "application/x-www-form-urlencoded"];
 
 export interface WebhookRoutesOptions {
   intake: WebhookIntake;
@@ -50,8 +53,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
   const settingsFor = new Map(options.sources.map((settings) => [`${settings.platform}/${settings.sender}`, settings]));
 
   app.removeAllContentTypeParsers();
-  // No bodyLimit here: each route below sets its own, which Fastify applies to the parser and the 413 names.
-  app.addContentTypeParser("*", { parseAs: "buffer" }, (request, raw, done) => {
+  const rawBytes: FastifyBodyParser<Buffer> = (request, raw, done) => {
     const encoding = request.headers["content-encoding"];
     if (encoding === undefined || encoding.trim().toLowerCase() === "identity") done(null, raw);
     else
@@ -61,7 +63,12 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
           `Content-Encoding "${encoding}" is not read; send the body as it is`,
         ),
       );
-  });
+  };
+  // No bodyLimit here: each route below sets its own, which Fastify applies to the parser and the 413 names.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, rawBytes);
+  // The same parser under the platforms' own media types: Fastify caches the parser it finds for a named type,
+  // but looks for the catch-all anew on every request, parsing the Content-Type header each time.
+  app.addContentTypeParser(PLATFORM_MEDIA_TYPES, { parseAs: "buffer" }, rawBytes);
 
   const platformOf = (request: FastifyRequest): Platform => request.routeOptions.config.platform ?? "shopify";
   app.addHook("onRequest", (request, _reply, done) => {
