@@ -16,6 +16,23 @@ export class MappingError extends Error {
 }
 
 /**
+ * A platform's value as a reason quotes it: a scalar as JSON (a string cut
+ * at 80 characters), an object or an array by its kind. Never a nested
+ * value whole: its text may run to megabytes, and JSON.stringify throws on
+ * nesting deeper than the stack, which would turn a bad payload into a 500.
+ */
+export function quoted(value: unknown): string {
+  if (typeof value === "string") {
+    return JSON.stringify(value.length > QUOTED_LENGTH ? `${value.slice(0, QUOTED_LENGTH)}…` : value);
+  }
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) return "an object";
+  return String(value);
+}
+
+const QUOTED_LENGTH = 80;
+
+/**
  * A platform's amount ("89.99", "0.9", "1399", 24450, 70.02) in minor units
  * (cents). More than two decimals, a negative or a non-number is refused: no
  * amount is ever rounded here.
@@ -25,11 +42,11 @@ export function minorUnits(amount: unknown, what: string): bigint {
   if (typeof amount === "string" && TWO_DECIMALS.test(amount)) return BigInt(amount.slice(0, -3) + amount.slice(-2));
   const text = typeof amount === "number" && Number.isFinite(amount) ? String(amount) : amount;
   const match = typeof text === "string" ? DECIMAL.exec(text.trim()) : null;
-  if (match === null) throw new MappingError(`${what} is not an amount: ${JSON.stringify(amount)}`);
+  if (match === null) throw new MappingError(`${what} is not an amount: ${quoted(amount)}`);
   const whole = match[1] as string;
   const fraction = match[2] ?? "";
   if (fraction.length > 2 && /[1-9]/.test(fraction.slice(2))) {
-    throw new MappingError(`${what} has more than two decimals: ${JSON.stringify(amount)}`);
+    throw new MappingError(`${what} has more than two decimals: ${quoted(amount)}`);
   }
   return BigInt(whole) * 100n + BigInt(fraction.slice(0, 2).padEnd(2, "0"));
 }
@@ -161,7 +178,7 @@ export function currencyFor(given: unknown, settings: SourceSettings): string {
       throw new MappingError("the payload names no currency and the sender has none configured");
     return settings.currency;
   }
-  if (!/^[A-Z]{3}$/.test(named)) throw new MappingError(`currency ${JSON.stringify(given)} is not an ISO 4217 code`);
+  if (!/^[A-Z]{3}$/.test(named)) throw new MappingError(`currency ${quoted(given)} is not an ISO 4217 code`);
   if (settings.currency !== undefined && settings.currency !== named) {
     throw new MappingError(`currency ${named} is not the sender's configured ${settings.currency}`);
   }

@@ -9,6 +9,7 @@ import {
   MappingError,
   minorUnits,
   money,
+  quoted,
   shippingMethodFor,
 } from "./mapping.ts";
 import type { SourceSettings } from "./port.ts";
@@ -175,7 +176,7 @@ function itemsOf(
     const what = `line_items[${index}]`;
     const quantity = line.quantity;
     if (typeof quantity !== "number" || !Number.isSafeInteger(quantity) || quantity < 1) {
-      throw new MappingError(`${what} has quantity ${JSON.stringify(quantity)}`);
+      throw new MappingError(`${what} has quantity ${quoted(quantity)}`);
     }
     const gross = grossOf(amounts.of(line, "price", what) * BigInt(quantity), line, amounts, taxesIncluded, what);
     const skuText = textOf(line.sku);
@@ -228,9 +229,7 @@ function editOf(order: Json, lines: readonly Json[]): string | undefined {
     const now = line.current_quantity;
     if (typeof now === "number" && now !== line.quantity) {
       const name = textOf(line.name) ?? textOf(line.title) ?? "";
-      changes.push(
-        `line_items[${index}] "${name}" has current_quantity ${now} of quantity ${JSON.stringify(line.quantity)}`,
-      );
+      changes.push(`line_items[${index}] "${name}" has current_quantity ${now} of quantity ${quoted(line.quantity)}`);
     }
   }
   if (changes.length === 0) return undefined;

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { header } from "./mapping.ts";
+import { header, quoted } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
 import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, Verified, WebhookDelivery } from "./port.ts";
@@ -72,10 +72,10 @@ function idsOf(headers: IncomingHttpHeaders, order: Json | undefined, orderId: s
 /** Why an authentic `orders/paid` delivery is not a payment we book; undefined when it is one. */
 function notPaidReason(order: Json, settings: SourceSettings): string | undefined {
   if (order.financial_status !== "paid") {
-    return `financial_status is ${JSON.stringify(order.financial_status ?? null)}, not "paid"`;
+    return `financial_status is ${quoted(order.financial_status ?? null)}, not "paid"`;
   }
   if (order.cancelled_at !== undefined && order.cancelled_at !== null) {
-    return `cancelled_at is ${JSON.stringify(order.cancelled_at)}: the order was cancelled`;
+    return `cancelled_at is ${quoted(order.cancelled_at)}: the order was cancelled`;
   }
   if (order.test === true && settings.acceptTestOrders !== true) {
     return "test is true: a test order, and the sender does not accept test orders";
@@ -97,7 +97,7 @@ function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
     return {
       kind: "ignored",
       key,
-      reason: `X-Shopify-Topic is ${JSON.stringify(topic ?? null)}, not "orders/paid"`,
+      reason: `X-Shopify-Topic is ${quoted(topic ?? null)}, not "orders/paid"`,
       ids,
     };
   }

@@ -10,6 +10,7 @@ import {
   MappingError,
   minorUnits,
   money,
+  quoted,
   shippingMethodFor,
   spreadDiscount as spreadOverLines,
 } from "./mapping.ts";
@@ -125,13 +126,13 @@ function productsOf(products: unknown): unknown[] {
 function lineOf(product: unknown, settings: SourceSettings): Line {
   if (typeof product === "string") {
     const at = product.lastIndexOf("=");
-    if (at < 0) throw new MappingError(`the product ${JSON.stringify(product.slice(0, 80))} is not "name=price"`);
+    if (at < 0) throw new MappingError(`the product ${quoted(product.slice(0, 80))} is not "name=price"`);
     const name = product.slice(0, at).trim();
     const lineTotal = minorUnits(product.slice(at + 1), `the price of "${name}"`);
     return { sku: skuOf(undefined, name, settings), name: name || undefined, quantity: 1, lineTotal };
   }
   if (typeof product !== "object" || product === null || Array.isArray(product)) {
-    throw new MappingError(`a product is ${JSON.stringify(product)}, neither an object nor "name=price"`);
+    throw new MappingError(`a product is ${quoted(product)}, neither an object nor "name=price"`);
   }
   const fields = product as Record<string, unknown>;
   const name = text(fields.name)?.trim();
@@ -152,7 +153,7 @@ function skuOf(sku: string | undefined, name: string | undefined, settings: Sour
 function quantityOf(quantity: unknown, what: string): number {
   const given = text(quantity)?.trim();
   if (given === undefined || !/^[0-9]{1,7}$/.test(given) || Number(given) < 1) {
-    throw new MappingError(`the quantity of ${what} is ${JSON.stringify(quantity ?? null)}, not a positive integer`);
+    throw new MappingError(`the quantity of ${what} is ${quoted(quantity ?? null)}, not a positive integer`);
   }
   return Number(given);
 }

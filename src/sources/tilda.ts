@@ -1,6 +1,6 @@
 import { parseStrictJson } from "../domain/strict-json.ts";
 import { readFormBody } from "./form-body.ts";
-import { header } from "./mapping.ts";
+import { header, quoted } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
 import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, WebhookDelivery } from "./port.ts";
@@ -137,11 +137,11 @@ function orderIdOf(value: unknown): string | { detail: string } {
 function transactionOf(payment: Fields): { id: string } | { notPaid: string } {
   const sys = text(payment.sys)?.trim();
   if (sys?.toLowerCase() === "none") {
-    return { notPaid: `no payment system (payment.sys is ${JSON.stringify(sys)}): the cart was not paid online` };
+    return { notPaid: `no payment system (payment.sys is ${quoted(sys)}): the cart was not paid online` };
   }
   const systranid = text(payment.systranid)?.trim();
   if (systranid !== undefined && systranid !== "" && systranid !== "0") return { id: systranid };
-  const given = systranid === undefined ? "is missing" : `is ${JSON.stringify(systranid)}`;
+  const given = systranid === undefined ? "is missing" : `is ${quoted(systranid)}`;
   return {
     notPaid:
       sys === undefined || sys === ""

@@ -8,6 +8,7 @@ import {
   MappingError,
   minorUnits,
   money,
+  quoted,
   sharesOf,
   shippingMethodFor,
   spreadDiscount,
@@ -35,7 +36,7 @@ export function paidInstant(order: WooRecord): string {
   const instant = gmtInstant(order.date_paid_gmt);
   if (instant === undefined) {
     throw new MappingError(
-      `date_paid_gmt ${JSON.stringify(order.date_paid_gmt)} is not a GMT date and time (YYYY-MM-DDTHH:MM:SS)`,
+      `date_paid_gmt ${quoted(order.date_paid_gmt)} is not a GMT date and time (YYYY-MM-DDTHH:MM:SS)`,
     );
   }
   return instant;
@@ -138,7 +139,7 @@ function lineItems(order: WooRecord, settings: SourceSettings): Charged[] {
   return recordsOf(order.line_items, "line_items").map((line) => {
     const sku = articleFor(textOf(line.sku), settings, lineIds(line));
     if (typeof line.quantity !== "number") {
-      throw new MappingError(`the line with SKU "${sku}" has quantity ${JSON.stringify(line.quantity)}`);
+      throw new MappingError(`the line with SKU "${sku}" has quantity ${quoted(line.quantity)}`);
     }
     const { gross, tax } = amountsOf(line, `line "${sku}"`);
     return { sku, name: textOf(line.name), quantity: line.quantity, gross, tax };

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { header, MappingError } from "./mapping.ts";
+import { header, MappingError, quoted } from "./mapping.ts";
 import { paymentReading } from "./payment-reading.ts";
 import { readPlatformJson } from "./platform-json.ts";
 import type { PlatformIds, Reading, SourceAdapter, SourceSettings, Verified, WebhookDelivery } from "./port.ts";
@@ -62,7 +62,7 @@ function read(delivery: WebhookDelivery, settings: SourceSettings): Reading {
   // Another resource's id (a product's) would make an order key that is not one.
   if (notOrder !== undefined) return { kind: "ignored", key: null, reason: notOrder, ids: deliveryIds };
   if (!Number.isSafeInteger(order.id) || (order.id as number) < 1) {
-    return { kind: "malformed", detail: `the order has no integer id (id is ${JSON.stringify(order.id)})` };
+    return { kind: "malformed", detail: `the order has no integer id (id is ${quoted(order.id)})` };
   }
   const ids = { ...deliveryIds, ...orderIds(order) };
   const orderKey = `woocommerce:${order.id}`;
@@ -90,12 +90,12 @@ function notAnOrderWebhook(headers: IncomingHttpHeaders): string | undefined {
     return "no X-WC-Webhook-Topic or X-WC-Webhook-Resource header: not an order webhook";
   }
   if (topic?.startsWith("action.") || resource === "action") {
-    return `topic ${JSON.stringify(topic ?? "action")} is an action hook, not an order webhook`;
+    return `topic ${quoted(topic ?? "action")} is an action hook, not an order webhook`;
   }
   if (resource !== undefined && resource !== "order") {
-    return `X-WC-Webhook-Resource is ${JSON.stringify(resource)}, not "order"`;
+    return `X-WC-Webhook-Resource is ${quoted(resource)}, not "order"`;
   }
-  if (topic !== undefined && !topic.startsWith("order.")) return `topic ${JSON.stringify(topic)} is not an order topic`;
+  if (topic !== undefined && !topic.startsWith("order.")) return `topic ${quoted(topic)} is not an order topic`;
   return undefined;
 }
 
@@ -110,8 +110,8 @@ function notPaidReason(order: WooRecord): string | undefined {
   const paidStatus = PAID_STATUSES.has(order.status);
   const hasPaidDate = order.date_paid_gmt !== undefined && order.date_paid_gmt !== null && order.date_paid_gmt !== "";
   if (paidStatus && hasPaidDate) return undefined;
-  const status = `status is ${order.status === undefined ? "missing" : JSON.stringify(order.status)}`;
-  const date = `date_paid_gmt is ${order.date_paid_gmt === undefined ? "missing" : JSON.stringify(order.date_paid_gmt)}`;
+  const status = `status is ${order.status === undefined ? "missing" : quoted(order.status)}`;
+  const date = `date_paid_gmt is ${order.date_paid_gmt === undefined ? "missing" : quoted(order.date_paid_gmt)}`;
   if (!paidStatus && !hasPaidDate) return `${status}, not "processing" or "completed", and ${date}`;
   if (!paidStatus) return `${status}, not "processing" or "completed"`;
   return `${status}, but ${date}: the order has no payment date`;

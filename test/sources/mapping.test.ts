@@ -8,6 +8,7 @@ import {
   itemsForLine,
   MappingError,
   minorUnits,
+  quoted,
 } from "../../src/sources/mapping.ts";
 import type { SourceSettings } from "../../src/sources/port.ts";
 import { isHmacSha256Base64, isSecretToken } from "../../src/sources/signature.ts";
@@ -37,6 +38,35 @@ describe("minorUnits: a platform's amount, exactly", () => {
     expect(() => minorUnits(amount, "the total")).toThrow(MappingError);
   });
 });
+
+describe("quoted: a platform's value in a reason, bounded", () => {
+  it.each([
+    ["a short string, as JSON", "pending", '"pending"'],
+    ["a string past 80 characters, cut", "x".repeat(1000), JSON.stringify(`${"x".repeat(80)}…`)],
+    ["a number", 24450, "24450"],
+    ["null", null, "null"],
+    ["an object, by its kind", { status: "paid" }, "an object"],
+    ["an array, by its kind", [1, 2], "an array"],
+  ])("%s", (_, value, shown) => {
+    expect(quoted(value)).toBe(shown);
+  });
+
+  it("names an array nested 50 000 deep without walking it (JSON.stringify would throw RangeError)", () => {
+    const deep = JSON.parse(`${"[".repeat(50_000)}${"]".repeat(50_000)}`) as unknown;
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(minorUnitsReason(deep)).toBe("the total is not an amount: an array");
+  });
+});
+
+function minorUnitsReason(amount: unknown): string {
+  try {
+    minorUnits(amount, "the total");
+  } catch (error) {
+    if (error instanceof MappingError) return error.message;
+    throw error;
+  }
+  return "an amount";
+}
 
 describe("itemsForLine: line prices that add up to the cent", () => {
   const total = (items: ReturnType<typeof itemsForLine>) =>

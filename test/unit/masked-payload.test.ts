@@ -51,6 +51,13 @@ describe("a platform payload shown to a viewer", () => {
     expect(JSON.parse(shown)).toMatchObject({ customer: { phone: expect.stringMatching(/67$/) }, id: 5 });
   });
 
+  it("withholds JSON nested deeper than it can be walked (plain JSON.parse takes it), rather than fail the page", () => {
+    const depth = 100_000;
+    const deep = `{"email":${JSON.stringify(EMAIL)},"products":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    expect(() => JSON.parse(deep)).not.toThrow();
+    expect(maskedPayload(deep, "application/json")).toBe(WITHHELD);
+  });
+
   it("withholds text that is neither JSON nor a form, rather than show a phone no pattern finds", () => {
     expect(maskedPayload(`call Ivan on +${PHONE_DIGITS}`, "text/plain")).toBe(WITHHELD);
     expect(maskedPayload(`<order><phone>${PHONE_DIGITS}</phone></order>`, "application/xml")).toBe(WITHHELD);

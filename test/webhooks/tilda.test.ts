@@ -252,6 +252,22 @@ describe("Tilda order webhook, end to end", () => {
     expect(await keysRecorded()).not.toContain(`tilda:${payment.orderid}`);
   });
 
+  it("keeps a payment whose products nest 50 000 arrays deep as unmapped, saying so, never a 500", async () => {
+    const payment = minipressoPayment(PAID_ONLINE);
+    const orderid = newOrderId();
+    const depth = 50_000;
+    const body = jsonBody({ ...payment, orderid, products: ["DEEP"] }).replace(
+      '"DEEP"',
+      `${"[".repeat(depth)}${"]".repeat(depth)}`,
+    );
+    const answer = await deliver({ body, headers: jsonHeaders() });
+    expectOk(answer);
+    const unmapped = await h.gw.gateway.register.sources.list({ outcome: "unmapped", limit: 1000 });
+    const kept = unmapped.find((delivery) => delivery.key === `tilda:${orderid}`);
+    expect(kept?.reason).toBe('a product is an array, neither an object nor "name=price"');
+    expect(kept?.payload).toBe(body);
+  });
+
   it("acknowledges a form without a payment block with ok and shows it to support as ignored", async () => {
     const body = new URLSearchParams(
       cartFields({ formname: "Обратный звонок", tranid: "4717921:2786419999" }),
