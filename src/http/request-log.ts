@@ -75,10 +75,20 @@ export class RequestLog extends LogController {
  * Tilda's webhook URL ends in the sender's secret (routes/webhooks.ts): logged as `<secret>`, on
  * every request to that path, matched or not (a GET opened in a browser is a 404 with the same URL),
  * and by every line that logs a URL: the router's refusals (problem-handler.ts) and those Node
- * answers before Fastify (client-error.ts) too.
+ * answers before Fastify (client-error.ts) too. A URL pasted a little wrong is a 404 that still holds
+ * the secret: the path is found in any case and after any prefix (`//integration/…`), everything
+ * after the sender's segment is the secret, and a lone segment is too (the secret pasted without the
+ * sender). The query, which Tilda never puts the secret in, stays.
  */
-const TILDA_SECRET_TAIL = /^(\/integration\/v1\/webhooks\/tilda\/[^/?]*\/)[^?]+/;
-
 export function withoutUrlSecret(url: string): string {
-  return url.startsWith("/integration/v1/webhooks/tilda/") ? url.replace(TILDA_SECRET_TAIL, "$1<secret>") : url;
+  const at = url.toLowerCase().indexOf(TILDA_PATH);
+  if (at === -1) return url;
+  const start = at + TILDA_PATH.length;
+  const query = url.indexOf("?", start);
+  const end = query === -1 ? url.length : query;
+  const slash = url.indexOf("/", start);
+  const from = slash !== -1 && slash < end - 1 ? slash + 1 : start;
+  return from >= end ? url : `${url.slice(0, from)}<secret>${url.slice(end)}`;
 }
+
+const TILDA_PATH = "/webhooks/tilda/";

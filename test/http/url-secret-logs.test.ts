@@ -14,7 +14,17 @@ const TILDA = "/integration/v1/webhooks/tilda/shop-a";
 
 const h = gatewayWithEmulator({ RATE_LIMIT_MAX: "100000" });
 
-const CASES: ReadonlyArray<{ name: string; status: number; method: string; target: string; headers?: string[] }> = [
+interface Case {
+  name: string;
+  status: number;
+  method: string;
+  target: string;
+  headers?: string[];
+  /** The URL as the request's line must show it; `${TILDA}/<secret>` unless said. */
+  logged?: string;
+}
+
+const CASES: ReadonlyArray<Case> = [
   { name: "a malformed % escape", status: 400, method: "POST", target: `${TILDA}/${SECRET}%zz` },
   {
     name: "a segment over the router's limit",
@@ -30,11 +40,41 @@ const CASES: ReadonlyArray<{ name: string; status: number; method: string; targe
     headers: ["Expect: something-else", "Content-Type: application/json"],
   },
   { name: "CONNECT", status: 501, method: "CONNECT", target: `${TILDA}/${SECRET}` },
+  // URLs pasted a little wrong, or opened in a browser: no route, yet the secret is in them.
+  {
+    name: "the secret pasted without the sender",
+    status: 404,
+    method: "GET",
+    target: `/integration/v1/webhooks/tilda/${SECRET}`,
+    logged: "/integration/v1/webhooks/tilda/<secret>",
+  },
+  {
+    name: "a doubled slash after the host",
+    status: 404,
+    method: "GET",
+    target: `/${TILDA}/${SECRET}`,
+    logged: `/${TILDA}/<secret>`,
+  },
+  {
+    name: "the path in other letter cases",
+    status: 404,
+    method: "GET",
+    target: `/Integration/v1/Webhooks/Tilda/shop-a/${SECRET}`,
+    logged: "/Integration/v1/Webhooks/Tilda/shop-a/<secret>",
+  },
+  { name: "a segment after the secret", status: 404, method: "GET", target: `${TILDA}/${SECRET}/again` },
+  {
+    name: "a query after the secret",
+    status: 404,
+    method: "GET",
+    target: `${TILDA}/${SECRET}?from=browser`,
+    logged: `${TILDA}/<secret>?from=browser`,
+  },
 ];
 
 describe("the Tilda secret in the URL is never logged", () => {
   it.each(CASES)("$name ($status): the request's line has the URL with <secret>, no line has the secret", async (c) => {
-    const correlationId = `url-secret-${c.status}`;
+    const correlationId = `url-secret-${c.status}-${c.name.replace(/[^A-Za-z0-9]+/g, "-")}`;
     const answer = await rawExchange(
       h.gw.url,
       rawRequestBytes({
@@ -51,7 +91,7 @@ describe("the Tilda secret in the URL is never logged", () => {
       return found;
     });
     expect(line.status).toBe(c.status);
-    expect(line.url).toBe(`${TILDA}/<secret>`);
+    expect(line.url).toBe(c.logged ?? `${TILDA}/<secret>`);
     for (const logged of h.gw.logs) expect(JSON.stringify(logged)).not.toContain(SECRET);
   });
 });
