@@ -94,6 +94,9 @@ export class WebhookIntake {
     const identity = deliveryIdentity(adapter, settings, delivery, verified.digest);
     const known = this.#known.recall(identity);
     if (known !== undefined) {
+      // The process may remember a payment longer than the register does: its retry is aged like a fresh reading.
+      const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(known.paidAt) : undefined;
+      if (forgotten !== undefined) return this.#forgotten(keep, known, forgotten);
       const source = () => keep(acceptedAs(known));
       return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, recognised: true });
     }
@@ -112,12 +115,9 @@ export class WebhookIntake {
           ),
         };
       case "paid": {
-        const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(reading.event) : undefined;
-        if (forgotten !== undefined) {
-          const kept = keep({ key: reading.event.event_id, outcome: "ignored", reason: forgotten, ids: reading.ids });
-          return { kind: "ignored", delivery: await this.#deliveries.record(kept) };
-        }
         const payment = knownPayment(reading);
+        const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(payment.paidAt) : undefined;
+        if (forgotten !== undefined) return this.#forgotten(keep, payment, forgotten);
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
         return this.#accept(adapter, payment, {
@@ -134,16 +134,22 @@ export class WebhookIntake {
   /**
    * Why a payment is too old to be recorded, or undefined. An event is purged
    * no sooner than `memoryMs` after it finished, and it finished after it was
-   * paid: a payment made within that time (less a day for the platform's
+   * paid: a payment made within that time (less a margin for the platform's
    * clock) still has its event, if it ever had one.
    */
-  #beyondMemory(event: OrderPaidEvent): string | undefined {
+  #beyondMemory(paidAt: number): string | undefined {
     if (this.#memoryMs === undefined) return undefined;
-    const paidAt = Date.parse(event.payment.paid_at ?? event.occurred_at);
-    const forgottenBefore = this.#now() - this.#memoryMs + CLOCK_MARGIN_MS;
+    const forgottenBefore =
+      this.#now() - this.#memoryMs + Math.min(CLOCK_MARGIN_MS, this.#memoryMs * CLOCK_MARGIN_SHARE);
     if (!(paidAt < forgottenBefore)) return undefined;
     const days = Math.round(this.#memoryMs / 86_400_000);
     return `paid on ${new Date(paidAt).toISOString()}, before what the register remembers (RETENTION_HOURS, ${days} days): its event may have been purged, and recording it again would send it to 1C a second time`;
+  }
+
+  /** A payment too old to record (#beyondMemory): kept for support as ignored, with the reason. */
+  async #forgotten(keep: (kept: KeptAs) => SourceDeliveryInput, payment: KnownPayment, reason: string) {
+    const kept = keep({ key: payment.eventId, outcome: "ignored", reason, ids: payment.ids });
+    return { kind: "ignored" as const, delivery: await this.#deliveries.record(kept) };
   }
 
   /**
@@ -169,6 +175,9 @@ export class WebhookIntake {
       return { kind: reading.kind, delivery: { ...stored, reason: reading.reason } };
     }
     const payment = knownPayment(reading);
+    // Support may map a delivery again long after it came, and a later update may have become the event since.
+    const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(payment.paidAt) : undefined;
+    if (forgotten !== undefined) return { kind: "ignored", delivery: { ...stored, reason: forgotten } };
     const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, recognised: true });
     if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
     return outcome;
@@ -216,6 +225,8 @@ interface KnownPayment {
   canonical: Canonical;
   siteOrder: SiteOrderKeys;
   ids: PlatformIds;
+  /** When the platform says it was paid (ms): what #beyondMemory ages. */
+  paidAt: number;
 }
 
 function knownPayment(paid: { event: OrderPaidEvent; canonical: Canonical; ids: PlatformIds }): KnownPayment {
@@ -224,14 +235,21 @@ function knownPayment(paid: { event: OrderPaidEvent; canonical: Canonical; ids: 
     canonical: paid.canonical,
     siteOrder: siteOrderKeys(paid.event),
     ids: paid.ids,
+    paidAt: Date.parse(paid.event.payment.paid_at ?? paid.event.occurred_at),
   };
 }
 
 /** 2 000 payments of about 2 KB: a platform's retries come within hours, and a miss only reads the bytes again. */
 const KNOWN_PAYMENTS = 2000;
 
-/** How far a platform's clock may run behind ours when it stamps a payment. */
+/**
+ * How far a platform's clock may run ahead of ours when it stamps a payment
+ * (a later stamp makes it look younger than it is): a day, or a quarter of
+ * what the register remembers when that is less. RETENTION_HOURS may be 24:
+ * a margin of a whole day would leave no payment young enough to record.
+ */
 const CLOCK_MARGIN_MS = 86_400_000;
+const CLOCK_MARGIN_SHARE = 0.25;
 
 /**
  * A delivery's identity: the bytes and the headers its adapter reads, under

@@ -149,6 +149,78 @@ describe("WebhookIntake: a payment older than what the register remembers (RETEN
     expect(outcome).toMatchObject({ kind: "event", result: { firstAnswer: true } });
   });
 
+  /** Settles the event as 1C's success, moves the clock past what the register remembers, and purges it. */
+  async function deliverAndForget(eventId: string): Promise<void> {
+    const [claim] = await register.claim({ owner: "w", now: clock, leaseMs: 10_000, limit: 1 });
+    if (claim === undefined) throw new Error("the event was not due");
+    const order = { id: "1c-1", number: "ORD-1" };
+    await register.settle(
+      claim.lease,
+      { status: EventStatus.SUCCEEDED, order, response: successSnapshot(eventId, order) },
+      { startedAt: clock, durationMs: 1, outcome: "delivered", httpStatus: 201 },
+      clock,
+    );
+    clock += 31 * DAY;
+    expect(await register.purgeFinished({ olderThan: clock - MEMORY_MS, batchSize: 100 })).toBe(1);
+  }
+
+  it("with RETENTION_HOURS at its least (24), still records a payment made an hour ago", async () => {
+    const now = () => clock;
+    const acceptor = new OrderPaidAcceptor(register, { syncWaitMs: 0, now });
+    intake = new WebhookIntake({ acceptor, deliveries: register.sources, now, memoryMs: DAY });
+    const outcome = await update(clock - 3_600_000, "processing");
+    expect(outcome).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+  });
+
+  it("does not record again the same bytes retried after their event was purged, though the process still knows them", async () => {
+    const { body, headers } = wooDelivery(
+      wooOrder({ status: "processing", date_paid_gmt: wooTime(clock - 60_000), date_modified_gmt: wooTime(clock) }),
+    );
+    const send = () =>
+      intake.take(woocommerceAdapter, wooSettings, { headers, raw: body, receivedAt: clock }, `c-${clock}`);
+    const first = await send();
+    expect(first).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+    const eventId = first.kind === "event" ? first.result.record.eventId : "";
+    await deliverAndForget(eventId);
+
+    const again = await send();
+    expect(again).toMatchObject({ kind: "ignored", delivery: { outcome: "ignored", key: eventId } });
+    expect(again.kind === "ignored" ? again.delivery.reason : "").toMatch(/RETENTION_HOURS/);
+    expect(await register.find("woo-shop", eventId)).toBeUndefined();
+  });
+
+  it("does not map again an unmapped delivery whose payment is older than it: a later update may have been the event, since purged", async () => {
+    // The SKU was not in the map: the delivery is kept as unmapped. The map is fixed, the order's next update
+    // becomes its event, which is delivered and, 31 days on, purged. Support then maps the first delivery again.
+    const paidAt = clock - 60_000;
+    const unmapped = await intake.take(
+      woocommerceAdapter,
+      { ...wooSettings, skus: new Map() },
+      { ...wooDeliveryAt(paidAt), receivedAt: clock },
+      "c-unmapped",
+    );
+    expect(unmapped).toMatchObject({ kind: "unmapped" });
+    const stored = unmapped.kind === "unmapped" ? unmapped.delivery : undefined;
+    if (stored === undefined) throw new Error("no unmapped delivery");
+    const updated = await update(paidAt, "completed");
+    expect(updated).toMatchObject({ kind: "event", result: { firstAnswer: true } });
+    const eventId = updated.kind === "event" ? updated.result.record.eventId : "";
+    await deliverAndForget(eventId);
+
+    const remapped = await intake.remap(woocommerceAdapter, wooSettings, stored, "c-remap");
+    expect(remapped).toMatchObject({ kind: "ignored", delivery: { id: stored.id } });
+    expect(remapped.kind === "ignored" ? remapped.delivery.reason : "").toMatch(/RETENTION_HOURS/);
+    expect(await register.find("woo-shop", eventId)).toBeUndefined();
+  });
+
+  /** A delivery of the order paid at `paidAt`, as WooCommerce sends it on "processing". */
+  function wooDeliveryAt(paidAt: number): { headers: Record<string, string>; raw: Buffer } {
+    const { body, headers } = wooDelivery(
+      wooOrder({ status: "processing", date_paid_gmt: wooTime(paidAt), date_modified_gmt: wooTime(clock) }),
+    );
+    return { headers, raw: body };
+  }
+
   it("does not record an update of an order paid before it as a new event: its event may have been purged", async () => {
     // Paid, accepted, delivered: then 31 days pass, the event is purged, and WooCommerce sends the order again on "completed".
     const paidAt = clock - 60_000;
