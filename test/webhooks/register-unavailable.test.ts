@@ -15,7 +15,7 @@ import { tempDir } from "../support/temp.ts";
 
 /**
  * README, what every platform gets: 503 when "the register cannot record
- * now: the platform retries". The register is made unable to write the way
+ * now: Shopify and Tilda retry". The register is made unable to write the way
  * test/http/order-paid.test.ts does it (closed under the running gateway); a
  * signed Shopify delivery then gets 503 with Retry-After as a problem
  * document, and once storage is back (a gateway on the same SQLite file) the
