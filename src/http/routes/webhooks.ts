@@ -89,7 +89,9 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
     const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const outcome: WebhookOutcome =
       settings === undefined
-        ? // An unknown sender is refused like a wrong signature: the answer does not say which senders exist.
+        ? // An unknown sender gets the 401 of a wrong signature. Not the same detail, and WooCommerce's ping
+          // is answered only at a configured sender's URL: a shop that pasted a wrong URL learns it when it
+          // saves the webhook. A sender's name is in the URL the shop pastes: no secret to hide.
           {
             kind: "unauthorized",
             detail: `no ${platform} webhook is configured at this URL, or its signature does not verify`,
