@@ -35,6 +35,8 @@ describe("POST /integration/v1/admin/events/{event_id}/replay", () => {
 
   it("requires a reason and knows only recorded events", async () => {
     expect((await replay("x", {})).status).toBe(400);
+    // The console and the CLI refuse a blank reason: so does the API, whatever its spaces.
+    for (const blank of ["", " ", " \t\n "]) expect((await replay("x", { reason: blank })).status).toBe(400);
     expect((await replay("x", { reason: "r", force: "yes" })).status).toBe(400);
     expect((await replay("never-sent", { reason: "r" })).status).toBe(404);
   });

@@ -302,6 +302,7 @@ describe("who may", () => {
     const { deliveryId } = await unmappedShopifyOrder();
     expectProblem(await remap(deliveryId, OPERATOR, {}), 400, "bad-request");
     expectProblem(await remap(deliveryId, OPERATOR, { reason: "" }), 400, "bad-request");
+    expectProblem(await remap(deliveryId, OPERATOR, { reason: "  \t " }), 400, "bad-request");
   });
 });
 

@@ -77,7 +77,8 @@ export const ListQuery = Type.Object(
 
 export const ReplayBody = Type.Object(
   {
-    reason: Type.String({ minLength: 1, maxLength: REPLAY_REASON_MAX }),
+    // At least one character that is not a space: the audit trail's "why" is never blank, as the console and the CLI require.
+    reason: Type.String({ minLength: 1, maxLength: REPLAY_REASON_MAX, pattern: "\\S" }),
     force: Type.Optional(Type.Boolean()),
     requested_by: Type.Optional(
       Type.String({

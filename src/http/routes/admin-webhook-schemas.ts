@@ -71,7 +71,7 @@ export const DeliveryIdParams = Type.Object({
 });
 
 export const RemapBody = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: REPLAY_REASON_MAX }) },
+  { reason: Type.String({ minLength: 1, maxLength: REPLAY_REASON_MAX, pattern: "\\S" }) },
   {
     additionalProperties: false,
     description: "Why: what was fixed in SOURCES_FILE. Who asks is the bearer token's owner.",
