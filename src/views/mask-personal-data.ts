@@ -10,7 +10,8 @@ type Kind = "email" | "phone";
 /** A property whose name says what it holds: `email`, `e_mail`, `customer_email`, `phone`, `phones`, `phone_number`. */
 const KIND_OF_KEY: readonly [RegExp, Kind][] = [
   [/e[-_]?mail/i, "email"],
-  [/phone/i, "phone"],
+  // Form builders name the field tel or mobile as often as phone (Tilda's Russian forms: Телефон); not "hotel".
+  [/phone|mobile|^tel$|^tel[-_ ]|[-_ ]tel$|телефон/i, "phone"],
 ];
 
 /** An address written anywhere in free text (a comment, an address line). */

@@ -38,6 +38,20 @@ describe("maskPersonalData: the stored body as a viewer sees it", () => {
     for (const secret of ["123-45", "boris", "7900111", "7900444", "c@example"]) expect(masked).not.toContain(secret);
   });
 
+  it("masks a phone under the names forms give it (tel, mobile, Телефон), and leaves a hotel alone", () => {
+    const body = {
+      Tel: "+7 900 123-45-67",
+      billing_tel: "+79001112233",
+      mobile_number: "89004445566",
+      Телефон: "+7 (900) 777-88-99",
+      hotel: "Hotel 1234567",
+    };
+    const masked = maskPersonalData(body) as typeof body;
+    for (const secret of ["123-45", "7900111", "8900444", "777-88"])
+      expect(JSON.stringify(masked)).not.toContain(secret);
+    expect(masked.hotel).toBe("Hotel 1234567");
+  });
+
   it("masks an address written in free text, and leaves sums, ids and times alone", () => {
     const body = {
       comment: "Позвонить перед доставкой, копию чека на ivan.petrov@mail.ru, спасибо",
