@@ -3,7 +3,7 @@ import { type Canonical, canonicalizeEvent } from "../domain/fingerprint.ts";
 import { type OrderPaidEvent, type SiteOrderKeys, siteOrderKeys } from "../domain/order-paid.ts";
 import type { TraceContext } from "../observability/trace-context.ts";
 import type { EventRecord } from "../register/port.ts";
-import type { SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
+import type { RemapAudit, SourceDelivery, SourceDeliveryInput, SourceDeliveryLog } from "../register/source-port.ts";
 import type { PlatformIds, SourceAdapter, SourceSettings, WebhookDelivery } from "../sources/port.ts";
 import type { AcceptResult } from "./accept-result.ts";
 import { KnownBodies } from "./known-bodies.ts";
@@ -162,6 +162,7 @@ export class WebhookIntake {
     settings: SourceSettings,
     stored: SourceDelivery,
     correlationId: string,
+    audit: RemapAudit,
   ): Promise<WebhookOutcome> {
     const delivery: WebhookDelivery = {
       headers: storedIds(stored).headers,
@@ -179,7 +180,7 @@ export class WebhookIntake {
     const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(payment.paidAt) : undefined;
     if (forgotten !== undefined) return { kind: "ignored", delivery: { ...stored, reason: forgotten } };
     const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, recognised: true });
-    if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now());
+    if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now(), audit);
     return outcome;
   }
 

@@ -205,7 +205,11 @@ function movedDelivery(line: SourceLine): MovedDelivery {
       "/source_delivery: event_id and remapped_at are written together, by a remapping: both or neither",
     );
   }
-  return toMovedSource(columns);
+  return toMovedSource({
+    ...columns,
+    remapped_by: columns.remapped_by ?? null,
+    remap_reason: columns.remap_reason ?? null,
+  });
 }
 
 /** The schema's first complaint, where it is: `/event/status: must be equal to one of the allowed values`. */
@@ -267,8 +271,16 @@ function acceptedSource(row: EventRow, line: AcceptedSourceLine): SourceDelivery
     outcome: "accepted",
     event_id: row.event_id,
     remapped_at: null,
+    remapped_by: null,
+    remap_reason: null,
   } as const;
-  const { eventId: _eventId, remappedAt: _remappedAt, ...source } = toMovedSource(moved);
+  const {
+    eventId: _eventId,
+    remappedAt: _remappedAt,
+    remappedBy: _remappedBy,
+    remapReason: _remapReason,
+    ...source
+  } = toMovedSource(moved);
   return source;
 }
 

@@ -33,12 +33,14 @@ import { ATTEMPT_KINDS } from "../views/event-views.ts";
  *                "source_delivery" lines, and their count in the end line
  *   version 4    each event has `trace_context`: the W3C trace context it was accepted under,
  *                or null; an event from an earlier version has none
+ *   version 5    each "source_delivery" line has `remapped_by` and `remap_reason`: who mapped
+ *                it again and why, or null; a delivery from an earlier version has neither
  */
 
 export const EXPORT_FORMAT = "onec-order-gateway/register";
-export const EXPORT_VERSION = 4;
+export const EXPORT_VERSION = 5;
 /** What import reads: this version and every one before it, so an older gateway's export moves forward. */
-export const READABLE_VERSIONS = [1, 2, 3, 4] as const;
+export const READABLE_VERSIONS = [1, 2, 3, 4, 5] as const;
 export type ExportVersion = (typeof READABLE_VERSIONS)[number];
 
 const nullable = <T extends TSchema>(type: T) => Type.Union([type, Type.Null()]);
@@ -129,6 +131,9 @@ const SourceColumns = Type.Object(
     outcome: Type.Enum(["ignored", "unmapped"]),
     event_id: nullable(Type.String({ pattern: EVENT_ID_PATTERN.source })),
     remapped_at: nullable(Time),
+    // Optional: an export before version 5 has neither.
+    remapped_by: Type.Optional(nullable(Type.String())),
+    remap_reason: Type.Optional(nullable(Type.String())),
   },
   { additionalProperties: false },
 );

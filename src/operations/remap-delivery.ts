@@ -67,7 +67,10 @@ export async function remapDelivery(
       delivery,
     };
   }
-  const outcome = await webhooks.intake.remap(webhooks.adapters[platform], settings, delivery, command.correlationId);
+  const outcome = await webhooks.intake.remap(webhooks.adapters[platform], settings, delivery, command.correlationId, {
+    by: command.by.name,
+    reason: command.reason,
+  });
   switch (outcome.kind) {
     case "event":
       return { kind: "mapped", record: outcome.result.record, delivery };

@@ -1,7 +1,7 @@
 import type { EventStatus } from "../domain/event-status.ts";
 import type { AttemptKind, AttemptRecord, Claim, EventRecord, ReplayRecord } from "./port.ts";
 import type { ConsoleSession } from "./session-port.ts";
-import type { MovedDelivery, SourceDelivery, SourceDeliveryInput, SourceOutcome } from "./source-port.ts";
+import type { MovedDelivery, RemapAudit, SourceDelivery, SourceDeliveryInput, SourceOutcome } from "./source-port.ts";
 
 /**
  * The register's rows, defined once: each table's columns in table order with
@@ -107,6 +107,8 @@ export const SOURCE_COLUMNS = {
   id: "bigint",
   ...SOURCE_WRITTEN_COLUMNS,
   remapped_at: "bigint?",
+  remapped_by: "text?",
+  remap_reason: "text?",
 } as const satisfies Record<string, ColumnType>;
 
 export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, "status"> & { status: EventStatus };
@@ -130,15 +132,22 @@ export type ReplayRow = RowOf<typeof REPLAY_COLUMNS>;
 export type SessionRow = RowOf<typeof SESSION_COLUMNS>;
 export type SourceRow = Omit<RowOf<typeof SOURCE_COLUMNS>, "outcome"> & { outcome: SourceOutcome };
 /** A source row as inserted: the database numbers it, and it is not remapped yet. */
-export type NewSourceRow = Omit<SourceRow, "id" | "remapped_at">;
+export type NewSourceRow = Omit<SourceRow, "id" | (typeof REMAP_COLUMNS)[number]>;
 
 /** A source row as another register held it (`gateway import`): all but the id, which the database gives anew. */
 export type MovedSourceRow = Omit<SourceRow, "id">;
 
 /** source_deliveries' column names, for a backend's insert. */
 export const NEW_SOURCE_COLUMNS = columnNames(SOURCE_WRITTEN_COLUMNS);
-/** The same with remapped_at: what importDelivery inserts. */
-export const MOVED_SOURCE_COLUMNS = [...NEW_SOURCE_COLUMNS, "remapped_at"] as const;
+/** Who remapped a delivery and why, as both backends write them: an operator's text, made storable as 1C's is. */
+export function remapAuditValues(audit: RemapAudit): { by: string; reason: string } {
+  return { by: storableText(audit.by), reason: storableText(audit.reason) };
+}
+
+/** A remapping's columns, written together by markRemapped (migrations 0006 and 0010). */
+const REMAP_COLUMNS = ["remapped_at", "remapped_by", "remap_reason"] as const;
+/** The same with the remapping's: what importDelivery inserts. */
+export const MOVED_SOURCE_COLUMNS = [...NEW_SOURCE_COLUMNS, ...REMAP_COLUMNS] as const;
 
 /** A table's column names, in table order. */
 export function columnNames<Columns extends Record<string, ColumnType>>(columns: Columns): (keyof Columns & string)[] {
@@ -360,10 +369,12 @@ export function movedSourceRow(
   if (delivery.outcome === "accepted") {
     throw new TypeError("an accepted delivery is imported with its event (EventSnapshot.source)");
   }
-  const { remappedAt, ...written } = delivery;
+  const { remappedAt, remappedBy, remapReason, ...written } = delivery;
   return {
     ...rowOf(SOURCE_WRITTEN_COLUMNS, storableDelivery(written)),
     outcome: delivery.outcome,
     remapped_at: remappedAt,
+    remapped_by: remappedBy,
+    remap_reason: remapReason === null ? null : storableText(remapReason),
   };
 }

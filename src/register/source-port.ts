@@ -38,6 +38,15 @@ export interface SourceDelivery extends SourceDeliveryInput {
   eventId: string | null;
   /** When an unmapped delivery was mapped again by support; null otherwise. */
   remappedAt: number | null;
+  /** Who mapped it again (the operator's name) and why; null otherwise, and for a remap before migration 0010. */
+  remappedBy: string | null;
+  remapReason: string | null;
+}
+
+/** Who maps a delivery again, and why: kept on it, as a replay's are in event_replays. */
+export interface RemapAudit {
+  by: string;
+  reason: string;
 }
 
 /**
@@ -76,7 +85,7 @@ export interface SourceDeliveryLog {
    * and goes with it when it is purged. False if it was not unmapped, or was
    * remapped already.
    */
-  markRemapped(id: number, eventId: string, now: number): Promise<boolean>;
+  markRemapped(id: number, eventId: string, now: number, audit: RemapAudit): Promise<boolean>;
   /**
    * Deletes ignored deliveries received before `olderThan`, at most
    * `batchSize`, in one short write transaction; how many went. Accepted and

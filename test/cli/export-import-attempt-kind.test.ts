@@ -88,7 +88,7 @@ describe.each(BACKENDS)("an attempt claimed ahead, exported from %s", { timeout:
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines[0]).toMatchObject({ type: "header", version: 4 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 5 });
     const kinds = Object.fromEntries(
       lines
         .filter((line) => line.type === "event")

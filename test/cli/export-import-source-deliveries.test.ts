@@ -67,16 +67,28 @@ async function fill(register: EventRegister): Promise<void> {
   const remapped = await register.sources.record(TILDA_REMAPPED);
   // Support fixed the mapping: the order is recorded as an event, then the delivery marked.
   await reserve(EVENTS.remapped, REMAPPED_AT);
-  expect(await register.sources.markRemapped(remapped.id, EVENTS.remapped.eventId, REMAPPED_AT)).toBe(true);
+  expect(await register.sources.markRemapped(remapped.id, EVENTS.remapped.eventId, REMAPPED_AT, REMAP_AUDIT)).toBe(
+    true,
+  );
   await reserve(EVENTS.own, T0 + 40 * MINUTE);
 }
 
+/** Who mapped the Tilda order again, and why: carried by the export like the time. */
+const REMAP_AUDIT = { by: "anna", reason: "SKU MUG-ENM-350 added to the map" };
+const NOT_REMAPPED = { eventId: null, remappedAt: null, remappedBy: null, remapReason: null };
+
 /** What the fixture put in, as any register must show it, ids aside: newest first. */
 const EXPECTED_LIST: MovedDelivery[] = [
-  { ...TILDA_REMAPPED, eventId: EVENTS.remapped.eventId, remappedAt: REMAPPED_AT },
-  { ...TILDA_UNMAPPED, eventId: null, remappedAt: null },
-  { ...WOO_IGNORED, eventId: null, remappedAt: null },
-  { ...SHOPIFY_PAID, eventId: EVENTS.shopify.eventId, remappedAt: null },
+  {
+    ...TILDA_REMAPPED,
+    eventId: EVENTS.remapped.eventId,
+    remappedAt: REMAPPED_AT,
+    remappedBy: REMAP_AUDIT.by,
+    remapReason: REMAP_AUDIT.reason,
+  },
+  { ...TILDA_UNMAPPED, ...NOT_REMAPPED },
+  { ...WOO_IGNORED, ...NOT_REMAPPED },
+  { ...SHOPIFY_PAID, ...NOT_REMAPPED, eventId: EVENTS.shopify.eventId },
 ];
 
 interface Place {
@@ -184,7 +196,7 @@ describe.each(BACKENDS)("platform deliveries exported from %s", { timeout: 60_00
     expect(run.stderr).toContain("exported 3 events from");
     expect(run.stderr).toContain("exported 4 platform webhook deliveries: accepted 1, ignored 1, unmapped 2");
     const lines = linesOf(exportFile);
-    expect(lines[0]).toMatchObject({ type: "header", version: 4 });
+    expect(lines[0]).toMatchObject({ type: "header", version: 5 });
     expect(lines.at(-1)).toEqual({ type: "end", events: 3, source_deliveries: 3 });
 
     const events = lines.filter((line) => line.type === "event") as {
@@ -226,6 +238,8 @@ describe.each(BACKENDS)("platform deliveries exported from %s", { timeout: 60_00
         correlation_id: "corr-woo-1",
         received_at: T0 + MINUTE,
         remapped_at: null,
+        remapped_by: null,
+        remap_reason: null,
       },
       expect.objectContaining({ key: TILDA_UNMAPPED.key, outcome: "unmapped", event_id: null, remapped_at: null }),
       expect.objectContaining({
@@ -233,6 +247,8 @@ describe.each(BACKENDS)("platform deliveries exported from %s", { timeout: 60_00
         outcome: "unmapped",
         event_id: EVENTS.remapped.eventId,
         remapped_at: REMAPPED_AT,
+        remapped_by: REMAP_AUDIT.by,
+        remap_reason: REMAP_AUDIT.reason,
         payload: TILDA_REMAPPED.payload,
       }),
     ]);

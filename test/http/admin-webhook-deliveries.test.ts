@@ -161,6 +161,8 @@ describe("the list", () => {
       reason: null,
       event_id: acceptedKey,
       remapped_at: null,
+      remapped_by: null,
+      remap_reason: null,
     });
     expect(second).toMatchObject({
       id: unmapped.deliveryId,
@@ -359,7 +361,14 @@ describe("mapping again", () => {
       expect(booked?.booking?.lines).toEqual([{ sku: "TEA-002", quantity: 2, price: "50.00" }]);
 
       const after = (await get(`/${deliveryId}`, OPERATOR, gw.url)).json();
-      expect(after).toMatchObject({ outcome: "unmapped", event_id: eventId, remapped_at: expect.any(String) });
+      expect(after).toMatchObject({
+        outcome: "unmapped",
+        event_id: eventId,
+        remapped_at: expect.any(String),
+        // Who and why, as the token's owner and the request said: a remap sends an order, as a replay does.
+        remapped_by: OPERATOR.name,
+        remap_reason: "TEA-OOLONG mapped to TEA-002",
+      });
 
       const again = await remap(deliveryId, OPERATOR, { reason: "once more" }, gw.url);
       expectProblem(again, 409, "remap-refused");

@@ -270,6 +270,8 @@ describe("Map again", () => {
       const eventId = `shopify:${order.id}`;
       const result = await open(answer.headers.location ?? "", session, fixed.url);
       expect(result.text).toContain("Mapped again");
+      expect(result.text).toContain(` by ${OPERATOR.name}</dd>`);
+      expect(result.text).toContain("<dt>Why</dt><dd>TEA-OOLONG mapped</dd>");
       expect(result.text).toContain(`href="${eventPath(eventId)}"`);
       expect(result.text).not.toContain("Map again</button>");
 

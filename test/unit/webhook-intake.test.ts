@@ -207,7 +207,10 @@ describe("WebhookIntake: a payment older than what the register remembers (RETEN
     const eventId = updated.kind === "event" ? updated.result.record.eventId : "";
     await deliverAndForget(eventId);
 
-    const remapped = await intake.remap(woocommerceAdapter, wooSettings, stored, "c-remap");
+    const remapped = await intake.remap(woocommerceAdapter, wooSettings, stored, "c-remap", {
+      by: "anna",
+      reason: "SKU added",
+    });
     expect(remapped).toMatchObject({ kind: "ignored", delivery: { id: stored.id } });
     expect(remapped.kind === "ignored" ? remapped.delivery.reason : "").toMatch(/RETENTION_HOURS/);
     expect(await register.find("woo-shop", eventId)).toBeUndefined();

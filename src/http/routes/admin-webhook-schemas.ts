@@ -104,6 +104,11 @@ const DELIVERY_PROPERTIES: Record<string, JsonObject> = {
   correlation_id: { type: "string", description: "The correlation id of the request that brought it." },
   received_at: { type: "string", format: "date-time" },
   remapped_at: nullable("string", "When support mapped it again; null otherwise."),
+  remapped_by: nullable(
+    "string",
+    "Who mapped it again (the token's owner); null otherwise, and for one remapped before 2026-12-05.",
+  ),
+  remap_reason: nullable("string", "Why, as they said; null when remapped_by is."),
 };
 
 const DeliverySchema: JsonObject = {
@@ -179,6 +184,8 @@ const EXAMPLE_DELIVERY: SourceDelivery = {
   correlationId: "9b2f6c1e-1f0a-4b8e-9a63-5d1c7f0e2a10",
   receivedAt: Date.UTC(2026, 2, 1, 7, 0, 1),
   remappedAt: null,
+  remappedBy: null,
+  remapReason: null,
 };
 
 const EXAMPLE_RECORD_VIEW = remappedView(EXAMPLE_DELIVERY, {

@@ -23,6 +23,8 @@ export function deliveryView(delivery: SourceDelivery) {
     correlation_id: delivery.correlationId,
     received_at: iso(delivery.receivedAt),
     remapped_at: delivery.remappedAt === null ? null : iso(delivery.remappedAt),
+    remapped_by: delivery.remappedBy,
+    remap_reason: delivery.remapReason,
   };
 }
 

@@ -1,6 +1,14 @@
-import { MOVED_SOURCE_COLUMNS, movedSourceRow, recordedSourceRow, type SourceRow, toSource } from "../rows.ts";
+import {
+  MOVED_SOURCE_COLUMNS,
+  movedSourceRow,
+  recordedSourceRow,
+  remapAuditValues,
+  type SourceRow,
+  toSource,
+} from "../rows.ts";
 import type {
   MovedDelivery,
+  RemapAudit,
   SourceDelivery,
   SourceDeliveryFilter,
   SourceDeliveryInput,
@@ -80,11 +88,13 @@ export class PostgresSourceLog implements SourceDeliveryLog {
     return rows.map(toSource);
   }
 
-  async markRemapped(id: number, eventId: string, now: number): Promise<boolean> {
+  async markRemapped(id: number, eventId: string, now: number, audit: RemapAudit): Promise<boolean> {
     const db = this.#link.sql;
+    const { by, reason } = remapAuditValues(audit);
     const result = await this.#link.run(
       () => db`
-        UPDATE source_deliveries SET event_id = ${eventId}, remapped_at = ${now}::bigint
+        UPDATE source_deliveries
+           SET event_id = ${eventId}, remapped_at = ${now}::bigint, remapped_by = ${by}, remap_reason = ${reason}
          WHERE id = ${id} AND outcome = 'unmapped' AND remapped_at IS NULL`,
     );
     return result.count > 0;

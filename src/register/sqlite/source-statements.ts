@@ -36,7 +36,7 @@ export function prepareSourceStatements(db: Database.Database) {
       SELECT * FROM source_deliveries WHERE sender = ? AND event_id = ?
        ORDER BY outcome = 'accepted' DESC, id LIMIT 1`) as Statement<SourceRow>,
     markRemapped: db.prepare(`
-      UPDATE source_deliveries SET event_id = @eventId, remapped_at = @now
+      UPDATE source_deliveries SET event_id = @eventId, remapped_at = @now, remapped_by = @by, remap_reason = @reason
        WHERE id = @id AND outcome = 'unmapped' AND remapped_at IS NULL`),
     // SQLite's DELETE … LIMIT needs a compile-time flag; an id subquery works everywhere.
     purge: db.prepare(`
@@ -96,7 +96,10 @@ export const sourceWriteOps = {
     return kept;
   },
 
-  markSourceRemapped(sql: WithSources, request: { id: number; eventId: string; now: number }): boolean {
+  markSourceRemapped(
+    sql: WithSources,
+    request: { id: number; eventId: string; now: number; by: string; reason: string },
+  ): boolean {
     return sql.sources.markRemapped.run(request).changes > 0;
   },
 

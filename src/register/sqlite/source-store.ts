@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
-import { movedSourceRow, recordedSourceRow, toSource } from "../rows.ts";
+import { movedSourceRow, recordedSourceRow, remapAuditValues, toSource } from "../rows.ts";
 import type {
   MovedDelivery,
+  RemapAudit,
   SourceDelivery,
   SourceDeliveryFilter,
   SourceDeliveryInput,
@@ -42,8 +43,8 @@ export class SqliteSourceLog implements SourceDeliveryLog {
     return this.#storage.read(() => this.#sql.list(filter)).map(toSource);
   }
 
-  markRemapped(id: number, eventId: string, now: number): Promise<boolean> {
-    return this.#storage.write("markSourceRemapped", { id, eventId, now });
+  markRemapped(id: number, eventId: string, now: number, audit: RemapAudit): Promise<boolean> {
+    return this.#storage.write("markSourceRemapped", { id, eventId, now, ...remapAuditValues(audit) });
   }
 
   purge(request: { olderThan: number; batchSize: number }): Promise<number> {

@@ -7,7 +7,7 @@ import { tildaUnmapped as kept, wooUnpaid } from "../../support/source-deliverie
 
 /** A kept delivery as an export carries it: with the event it became, if any, and when. */
 function moved(delivery: SourceDeliveryInput, patch: Partial<MovedDelivery>): MovedDelivery {
-  return { ...delivery, eventId: null, remappedAt: null, ...patch };
+  return { ...delivery, eventId: null, remappedAt: null, remappedBy: null, remapReason: null, ...patch };
 }
 
 const wooIgnored = (patch: Partial<MovedDelivery> = {}) => moved(wooUnpaid(), patch);
@@ -62,7 +62,12 @@ describe.each(registerBackends())("moving platform deliveries on $name", (backen
       const ofEvent = await register.sources.ofEvent("shop-tilda", "tilda-order-1");
       expect(ofEvent === undefined ? undefined : withoutId(ofEvent)).toEqual(remapped);
       // Remapped once: support cannot map it a second time.
-      expect(await register.sources.markRemapped(ofEvent?.id ?? -1, "tilda-order-1", T0 + 2 * HOUR)).toBe(false);
+      expect(
+        await register.sources.markRemapped(ofEvent?.id ?? -1, "tilda-order-1", T0 + 2 * HOUR, {
+          by: "anna",
+          reason: "again",
+        }),
+      ).toBe(false);
     });
 
     it("refuses a remapped delivery whose event is not in the register, writing nothing", async () => {
@@ -129,7 +134,7 @@ describe.each(registerBackends())("moving platform deliveries on $name", (backen
       await register.reserve(reserveRequest({ sender: "shop-tilda", eventId: "evt-paid", source }));
       const unmapped = await register.sources.record(tildaUnmapped());
       await register.reserve(reserveRequest({ sender: "shop-tilda", eventId: "evt-remapped" }));
-      await register.sources.markRemapped(unmapped.id, "evt-remapped", T0 + HOUR);
+      await register.sources.markRemapped(unmapped.id, "evt-remapped", T0 + HOUR, { by: "anna", reason: "SKU added" });
       const later = await register.sources.record(wooIgnored({ correlationId: "corr-woo-2" }));
       const ids = (rows: SourceDelivery[]) => rows.map((row) => row.id);
 

@@ -5,6 +5,9 @@ import { claimOne, report, reserveRequest, succeeded, T0 } from "../../support/r
 import { registerBackends, registerPerTest } from "../../support/register-backends.ts";
 import { shopifyPaid, tildaUnmapped, wooUnpaid } from "../../support/source-deliveries.ts";
 
+/** Who maps a delivery again, and why (RemapAudit). */
+const BY_ANNA = { by: "anna", reason: "SKU added to the map" };
+
 /**
  * The platforms' webhook deliveries (source-port.ts, SourceDeliveryLog, and
  * ReserveRequest.source), run on every backend. Issue 24: each authentic
@@ -40,6 +43,8 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
         outcome: "accepted",
         eventId: source.key,
         remappedAt: null,
+        remappedBy: null,
+        remapReason: null,
       });
       expect(await register.sources.find(kept?.id ?? -1)).toEqual(kept);
       expect(await all()).toEqual([kept]);
@@ -107,7 +112,14 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
       const first = await register.sources.record(wooUnpaid());
       const second = await register.sources.record(wooUnpaid({ correlationId: "corr-woo-2", receivedAt: T0 + 1 }));
       expect(second.id).not.toBe(first.id);
-      expect(first).toEqual({ ...wooUnpaid(), id: first.id, eventId: null, remappedAt: null });
+      expect(first).toEqual({
+        ...wooUnpaid(),
+        id: first.id,
+        eventId: null,
+        remappedAt: null,
+        remappedBy: null,
+        remapReason: null,
+      });
       expect(second).toMatchObject({ outcome: "ignored", correlationId: "corr-woo-2", eventId: null });
       expect((await all()).map((row) => row.id)).toEqual([second.id, first.id]);
     });
@@ -118,7 +130,14 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
         tildaUnmapped({ correlationId: "corr-tilda-retry", receivedAt: T0 + 60_000, payload: "tranid=other" }),
       );
       expect(retry).toEqual(first);
-      expect(first).toEqual({ ...tildaUnmapped(), id: first.id, eventId: null, remappedAt: null });
+      expect(first).toEqual({
+        ...tildaUnmapped(),
+        id: first.id,
+        eventId: null,
+        remappedAt: null,
+        remappedBy: null,
+        remapReason: null,
+      });
       expect(await all()).toEqual([first]);
       // Another key, another sender or another platform is another order.
       await register.sources.record(tildaUnmapped({ key: "tilda:1234567891" }));
@@ -198,12 +217,21 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
       const unmapped = await register.sources.record(tildaUnmapped());
       // Support fixed the mapping; the order is recorded as an event, then the delivery is marked.
       await register.reserve(reserveRequest({ sender: "shop-tilda", eventId: unmapped.key, now: T0 + HOUR }));
-      expect(await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + HOUR)).toBe(true);
-      const remapped = { ...unmapped, eventId: unmapped.key, remappedAt: T0 + HOUR };
+      expect(await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + HOUR, BY_ANNA)).toBe(true);
+      // Who and why, kept with it as a replay's are.
+      const remapped = {
+        ...unmapped,
+        eventId: unmapped.key,
+        remappedAt: T0 + HOUR,
+        remappedBy: "anna",
+        remapReason: "SKU added to the map",
+      };
       expect(await register.sources.find(unmapped.id)).toEqual(remapped);
       expect(await register.sources.ofEvent("shop-tilda", unmapped.key)).toEqual(remapped);
       // Once only: the second call changes nothing.
-      expect(await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + 2 * HOUR)).toBe(false);
+      expect(
+        await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + 2 * HOUR, { by: "boris", reason: "again" }),
+      ).toBe(false);
       expect(await register.sources.find(unmapped.id)).toEqual(remapped);
       // A retry of the same order still finds the kept row, now remapped.
       expect(await register.sources.record(tildaUnmapped({ correlationId: "corr-late" }))).toEqual(remapped);
@@ -215,9 +243,9 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
       const accepted = await register.sources.ofEvent("shop-main", source.key);
       const ignored = await register.sources.record(wooUnpaid());
       await register.reserve(reserveRequest({ sender: "shop-woo", eventId: "evt-woo" }));
-      expect(await register.sources.markRemapped(accepted?.id ?? -1, source.key, T0 + 1)).toBe(false);
-      expect(await register.sources.markRemapped(ignored.id, "evt-woo", T0 + 1)).toBe(false);
-      expect(await register.sources.markRemapped(ignored.id + 1000, "evt-woo", T0 + 1)).toBe(false);
+      expect(await register.sources.markRemapped(accepted?.id ?? -1, source.key, T0 + 1, BY_ANNA)).toBe(false);
+      expect(await register.sources.markRemapped(ignored.id, "evt-woo", T0 + 1, BY_ANNA)).toBe(false);
+      expect(await register.sources.markRemapped(ignored.id + 1000, "evt-woo", T0 + 1, BY_ANNA)).toBe(false);
       expect(await register.sources.find(accepted?.id ?? -1)).toEqual(accepted);
       expect(await register.sources.find(ignored.id)).toEqual(ignored);
     });
@@ -252,7 +280,7 @@ describe.each(registerBackends())("platform deliveries on $name", (backend) => {
     it("keeps a remapped delivery however old: it goes with its event", async () => {
       const unmapped = await register.sources.record(tildaUnmapped());
       await register.reserve(reserveRequest({ sender: "shop-tilda", eventId: unmapped.key }));
-      await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + 1);
+      await register.sources.markRemapped(unmapped.id, unmapped.key, T0 + 1, BY_ANNA);
       expect(await register.sources.purge({ olderThan: T0 + HOUR, batchSize: 10 })).toBe(0);
       expect(await register.sources.ofEvent("shop-tilda", unmapped.key)).toMatchObject({ id: unmapped.id });
     });

@@ -10,6 +10,14 @@ import type { SignedIn } from "../sessions.ts";
 import { utcText } from "../time-text.ts";
 import { csrfField, mayReplay, page } from "./layout.ts";
 
+/** When support mapped a delivery again, who did and why (a remap before migration 0010 kept the time only). */
+export function remappedFacts(delivery: SourceDelivery): Html | "" {
+  if (delivery.remappedAt === null) return "";
+  const by = delivery.remappedBy === null ? "" : html` by ${delivery.remappedBy}`;
+  const why = delivery.remapReason === null ? "" : html`<div><dt>Why</dt><dd>${delivery.remapReason}</dd></div>`;
+  return html`<div><dt>Mapped again</dt><dd>${utcText(delivery.remappedAt)}${by}</dd></div>${why}`;
+}
+
 /** The platforms' deliveries the gateway kept, newest first: outcome tabs, a sender filter, paging by id. */
 export function deliveryListPage(signedIn: SignedIn, data: DeliveryListData): Html {
   const { query, deliveries, older } = data;
@@ -101,7 +109,7 @@ export function deliveryPage(signedIn: SignedIn, seen: DeliveryForReader, notice
 ${delivery.reason === null ? "" : html`<div><dt>Reason</dt><dd>${delivery.reason}</dd></div>`}
 <div><dt>Event</dt><dd>${eventLink(delivery)}</dd></div>
 <div><dt>Received</dt><dd>${utcText(delivery.receivedAt)}</dd></div>
-${delivery.remappedAt === null ? "" : html`<div><dt>Mapped again</dt><dd>${utcText(delivery.remappedAt)}</dd></div>`}
+${remappedFacts(delivery)}
 <div><dt>Correlation ID</dt><dd>${delivery.correlationId}</dd></div>
 <div><dt>Content type</dt><dd>${delivery.contentType ?? "none"}</dd></div>
 </dl>

@@ -8,6 +8,7 @@ import { type Html, html } from "../html.ts";
 import { consolePaths } from "../paths.ts";
 import type { SignedIn } from "../sessions.ts";
 import { utcText } from "../time-text.ts";
+import { remappedFacts } from "./delivery-pages.ts";
 import { statusBadge } from "./event-table.ts";
 import { csrfField, mayReplay, page } from "./layout.ts";
 
@@ -65,7 +66,7 @@ function platformSection(delivery: SourceDelivery): Html {
 <div><dt>Platform</dt><dd>${delivery.platform}</dd></div>
 ${ids.map(([name, value]) => html`<div><dt>${name}</dt><dd>${value}</dd></div>`)}
 <div><dt>Received</dt><dd>${utcText(delivery.receivedAt)}</dd></div>
-${delivery.remappedAt === null ? "" : html`<div><dt>Mapped again</dt><dd>${utcText(delivery.remappedAt)}</dd></div>`}
+${remappedFacts(delivery)}
 <div><dt>Delivery</dt><dd><a href="${consolePaths.delivery(delivery.id)}">delivery ${delivery.id}, with its payload as received</a></dd></div>
 </dl>
 </section>`;
