@@ -230,17 +230,7 @@ describe("WebhookIntake: a payment older than what the register remembers (RETEN
     const first = await update(paidAt, "processing");
     expect(first).toMatchObject({ kind: "event", result: { firstAnswer: true } });
     const eventId = first.kind === "event" ? first.result.record.eventId : "";
-    const [claim] = await register.claim({ owner: "w", now: clock, leaseMs: 10_000, limit: 1 });
-    if (claim === undefined) throw new Error("the event was not due");
-    const order = { id: "1c-1", number: "ORD-1" };
-    await register.settle(
-      claim.lease,
-      { status: EventStatus.SUCCEEDED, order, response: successSnapshot(eventId, order) },
-      { startedAt: clock, durationMs: 1, outcome: "delivered", httpStatus: 201 },
-      clock,
-    );
-    clock += 31 * DAY;
-    expect(await register.purgeFinished({ olderThan: clock - MEMORY_MS, batchSize: 100 })).toBe(1);
+    await deliverAndForget(eventId);
 
     const again = await update(paidAt, "completed");
     expect(again).toMatchObject({ kind: "ignored", delivery: { outcome: "ignored", key: eventId } });
