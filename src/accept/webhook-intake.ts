@@ -199,14 +199,22 @@ export class WebhookIntake {
     });
     if (result.kind === "event") return { kind: "event", result };
     const repeat = { kind: "event" as const, firstAnswer: false, record: result.record };
-    if (source === undefined || sameOrderAsFirst(result.record, payment.canonical))
+    // A platform's retry of the same changed delivery (its bytes, remembered) is kept once, as an unmapped one is.
+    if (source === undefined || payment.changeKept === true || sameOrderAsFirst(result.record, payment.canonical))
       return { kind: "event", result: repeat };
-    const changed = await this.#deliveries.record({
-      ...source(),
-      outcome: "ignored",
-      reason: `the order differs from the one first received under ${payment.eventId}: the first was sent to 1C, this one is not`,
-    });
-    return { kind: "event", result: repeat, changed };
+    // Marked before the write, so that copies sent at once add no row either; unmarked if the write fails (a 503 the platform retries).
+    payment.changeKept = true;
+    try {
+      const changed = await this.#deliveries.record({
+        ...source(),
+        outcome: "ignored",
+        reason: `the order differs from the one first received under ${payment.eventId}: the first was sent to 1C, this one is not`,
+      });
+      return { kind: "event", result: repeat, changed };
+    } catch (error) {
+      delete payment.changeKept;
+      throw error;
+    }
   }
 }
 
@@ -228,6 +236,8 @@ interface KnownPayment {
   ids: PlatformIds;
   /** When the platform says it was paid (ms): what #beyondMemory ages. */
   paidAt: number;
+  /** Set once this delivery was kept as a change of the first (#accept): its retries add no row. */
+  changeKept?: true;
 }
 
 function knownPayment(paid: { event: OrderPaidEvent; canonical: Canonical; ids: PlatformIds }): KnownPayment {

@@ -142,6 +142,29 @@ describe("Shopify orders/paid, end to end", () => {
     );
   });
 
+  it("answers a changed repeat of a paid order 200, sends 1C nothing more, and shows support the change once however often it comes", async () => {
+    const order = newOrder();
+    const eventId = `shopify:${order.id}`;
+    expect([201, 202]).toContain((await deliver(shopifyBody(order))).status);
+    await onecOrdersFor(order.id as bigint, 1);
+    // The same order under a new webhook id, with another e-mail: not the order first sent to 1C.
+    const changed = shopifyBody({ ...order, email: "jon.doe@example.org" });
+    const headers = shopifyHeaders(changed);
+    // 20 copies of it at once, then Shopify's retries, one after another.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => deliver(changed, headers)));
+    answers.push(await deliver(changed, headers), await deliver(changed, headers));
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.json()).toMatchObject({ event_id: eventId });
+    }
+    expect(await onecOrdersFor(order.id as bigint, 1)).toHaveLength(1);
+    const kept = (await h.gw.gateway.register.sources.list({ outcome: "ignored", limit: 1000 })).filter(
+      (delivery) => delivery.key === eventId,
+    );
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ payload: changed, reason: expect.stringContaining("differs from the one first") });
+  });
+
   it("acknowledges a payment that is not whole, and shows it to support as ignored", async () => {
     const order = newOrder({ financial_status: "partially_paid" });
     const answer = await deliver(shopifyBody(order));
