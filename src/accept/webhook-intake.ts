@@ -95,7 +95,7 @@ export class WebhookIntake {
     const known = this.#known.recall(identity);
     if (known !== undefined) {
       // The process may remember a payment longer than the register does: its retry is aged like a fresh reading.
-      const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(known.paidAt) : undefined;
+      const forgotten = this.#beyondMemory(adapter, known);
       if (forgotten !== undefined) return this.#forgotten(keep, known, forgotten);
       const source = () => keep(acceptedAs(known));
       return this.#accept(adapter, known, { sender: settings.sender, correlationId, source, trace, recognised: true });
@@ -116,7 +116,7 @@ export class WebhookIntake {
         };
       case "paid": {
         const payment = knownPayment(reading);
-        const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(payment.paidAt) : undefined;
+        const forgotten = this.#beyondMemory(adapter, payment);
         if (forgotten !== undefined) return this.#forgotten(keep, payment, forgotten);
         this.#known.remember(identity, payment);
         const source = () => keep(acceptedAs(payment));
@@ -137,8 +137,9 @@ export class WebhookIntake {
    * paid: a payment made within that time (less a margin for the platform's
    * clock) still has its event, if it ever had one.
    */
-  #beyondMemory(paidAt: number): string | undefined {
-    if (this.#memoryMs === undefined) return undefined;
+  #beyondMemory(adapter: SourceAdapter, { paidAt }: KnownPayment): string | undefined {
+    // Only a platform that resends a paid order for the order's life can send one that old.
+    if (this.#memoryMs === undefined || adapter.resendsPaidOrders !== true) return undefined;
     const forgottenBefore =
       this.#now() - this.#memoryMs + Math.min(CLOCK_MARGIN_MS, this.#memoryMs * CLOCK_MARGIN_SHARE);
     if (!(paidAt < forgottenBefore)) return undefined;
@@ -177,7 +178,7 @@ export class WebhookIntake {
     }
     const payment = knownPayment(reading);
     // Support may map a delivery again long after it came, and a later update may have become the event since.
-    const forgotten = adapter.resendsPaidOrders === true ? this.#beyondMemory(payment.paidAt) : undefined;
+    const forgotten = this.#beyondMemory(adapter, payment);
     if (forgotten !== undefined) return { kind: "ignored", delivery: { ...stored, reason: forgotten } };
     const outcome = await this.#accept(adapter, payment, { sender: stored.sender, correlationId, recognised: true });
     if (outcome.kind === "event") await this.#deliveries.markRemapped(stored.id, payment.eventId, this.#now(), audit);
