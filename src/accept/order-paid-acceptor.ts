@@ -18,6 +18,13 @@ export interface AcceptorOptions {
    * register does not see (SQLite). In-process settles wake it at once.
    */
   pollMs?: number;
+  /**
+   * The same while the register hears other instances' settles itself
+   * (PostgreSQL's LISTEN): a read then only finds a notice that was lost (a
+   * crash between commit and publish, a reconnect), and 600 waiters reading
+   * every 50 ms would be 12 000 reads a second on the database they share.
+   */
+  notifiedPollMs?: number;
   now: () => number;
   /**
    * Whether an attempt may come soon: false while this process's breaker is
@@ -76,6 +83,7 @@ export class OrderPaidAcceptor {
     this.#register = register;
     this.#options = {
       pollMs: DEFAULT_POLL_MS,
+      notifiedPollMs: DEFAULT_NOTIFIED_POLL_MS,
       deliveryActive: () => true,
       expedite: () => {},
       readAfterMs: DEFAULT_READ_AFTER_MS,
@@ -85,14 +93,17 @@ export class OrderPaidAcceptor {
   }
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
-    const waitMs = Math.min(request.waitMs ?? this.#options.syncWaitMs, this.#options.syncWaitMs);
+    // The wait counts from here, not from the reservation's commit: a slow write must not push the
+    // answer past the sync wait (or past a platform's own deadline).
+    const deadline =
+      this.#options.now() + Math.min(request.waitMs ?? this.#options.syncWaitMs, this.#options.syncWaitMs);
     // A repeat changes nothing: answered from a read, without taking the write lock.
     // Only a miss goes on to the reserving write, which still settles the race of
     // two first requests (one of them then gets "existing", answered the same way).
     // Bytes never seen here skip the read: it would only miss (#reservedOrRead).
     if (request.recognised !== false) {
       const found = await this.#register.find(request.sender, request.eventId);
-      if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, waitMs);
+      if (found !== undefined) return this.#answer({ outcome: "existing", record: found }, request.canonical, deadline);
     }
     const reserving = reserveTraced(
       this.#register,
@@ -109,9 +120,9 @@ export class OrderPaidAcceptor {
       },
       request.traceContext,
     );
-    if (waitMs > 0 && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
+    if (deadline > this.#options.now() && this.#worthWaiting()) this.#options.expedite(request.sender, request.eventId);
     const reserved = request.recognised === false ? await this.#reservedOrRead(reserving, request) : await reserving;
-    return this.#answer(reserved, request.canonical, waitMs);
+    return this.#answer(reserved, request.canonical, deadline);
   }
 
   /**
@@ -155,28 +166,31 @@ export class OrderPaidAcceptor {
   }
 
   /** The one answer code for a row, however it was found: by the read or by the reserving write. */
-  async #answer({ outcome, record }: ReserveResult, canonical: Canonical, waitMs: number): Promise<AcceptResult> {
+  async #answer({ outcome, record }: ReserveResult, canonical: Canonical, deadline: number): Promise<AcceptResult> {
     // 409 comes before any "still processing" answer: a different body is never a repeat.
     if (outcome === "existing" && !sameEvent(record, canonical)) return { kind: "conflict", record };
     // Only the request that recorded the event gets 201; every other one is a repeat of it.
     const firstAnswer = outcome === "created";
     if (record.status !== EventStatus.PROCESSING) return { kind: "event", record, firstAnswer };
-    return { kind: "event", record: await this.#waitForOutcome(record, waitMs), firstAnswer };
+    return { kind: "event", record: await this.#waitForOutcome(record, deadline), firstAnswer };
   }
 
   /**
-   * Waits while an attempt is due or running, up to the sync wait: woken by
+   * Waits while an attempt is due or running, up to the deadline: woken by
    * the register's change notice, polling for attempts in other processes.
+   * A read that fails keeps the row already known: the event is recorded,
+   * and its answer says so (202) rather than "cannot accept now".
    */
-  async #waitForOutcome(record: EventRecord, waitMs: number): Promise<EventRecord> {
-    const deadline = this.#options.now() + waitMs;
+  async #waitForOutcome(record: EventRecord, deadline: number): Promise<EventRecord> {
     let latest = record;
     while (latest.status === EventStatus.PROCESSING && this.#worthWaiting()) {
       const left = deadline - this.#options.now();
       if (left <= 0) break;
+      const pollMs =
+        this.#register.hearsOtherInstances?.() === true ? this.#options.notifiedPollMs : this.#options.pollMs;
       // A settle made here comes with its committed row; only a timeout or another process's settle reads again.
-      const settled = await this.#settledOrTimeout(latest, Math.min(left, this.#options.pollMs));
-      latest = settled ?? (await this.#register.find(record.sender, record.eventId)) ?? latest;
+      const settled = await this.#settledOrTimeout(latest, Math.min(left, pollMs));
+      latest = settled ?? (await this.#register.find(record.sender, record.eventId).catch(() => undefined)) ?? latest;
     }
     return latest;
   }
@@ -233,6 +247,9 @@ const DEFAULT_OWN_ROW_WAIT_MS = 1000;
 
 /** 20 looks a second per waiting request: cheap reads (WAL), and at most 50 ms late for another process's settle. */
 const DEFAULT_POLL_MS = 50;
+
+/** Two looks a second: at most half a second late for a settle whose notice was lost. */
+const DEFAULT_NOTIFIED_POLL_MS = 500;
 
 /** The reservation's result if it comes within `ms`, undefined after; a rejection passes on. */
 function within(reserving: Promise<ReserveResult>, ms: number): Promise<ReserveResult | undefined> {

@@ -40,6 +40,13 @@ export interface EventRegister extends EventQueue, EventStore, AuditTrail, Regis
    */
   clockNow?(): number | undefined;
 
+  /**
+   * Whether `watch` hears the other instances' commits now (PostgreSQL, while
+   * its LISTEN connection is up). Absent or false: a request waiting for an
+   * event another process settles learns of it only by reading again (SQLite).
+   */
+  hearsOtherInstances?(): boolean;
+
   /** The console's sign-ins, kept where every instance sees them. */
   readonly sessions: SessionStore;
 

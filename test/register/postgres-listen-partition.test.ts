@@ -106,13 +106,13 @@ describe.skipIf(!pg.enabled)("PostgreSQL change feed across a silent partition",
     await expect(a.ping()).rejects.toThrow();
     await expect.poll(() => a.link.state, { timeout: 2000, interval: 10 }).toBe("lost");
     // The feed no longer counts on its connection (before: it did until keepalive gave up).
-    expect(a.listening).toBe(false);
+    expect(a.hearsOtherInstances()).toBe(false);
 
     proxy.restore();
     const resumed = await msUntilNotified(a, b, "after-heal-");
     expect(resumed).toBeDefined();
     expect(resumed).toBeLessThan(RESUMED_WITHIN_MS);
-    expect(a.listening).toBe(true);
+    expect(a.hearsOtherInstances()).toBe(true);
   });
 
   it("replaces a LISTEN connection the network dropped while the database stayed reachable", async () => {

@@ -258,8 +258,8 @@ describe.skipIf(!pg.enabled)("PostgresRegister", () => {
     const b = await open();
     await db.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                   WHERE application_name = 'onec-order-gateway listener' AND datname = current_database()`;
-    await until(() => !a.listening);
-    await until(() => a.listening);
+    await until(() => !a.hearsOtherInstances());
+    await until(() => a.hearsOtherInstances());
     const woken = nextChange(a, (c) => changedEventId(c) === "after-reconnect");
     await b.reserve(reserveRequest({ eventId: "after-reconnect" }));
     expect((await woken).kind).toBe("recorded");

@@ -218,6 +218,69 @@ describe("OrderPaidAcceptor: repeats answered from a read", () => {
     expect(spy.calls.find).toBe(1);
   });
 
+  describe("the sync wait", () => {
+    it("counts from the request, not from the reservation's commit: a slow write does not push the answer later", async () => {
+      const RESERVE_MS = 600;
+      const SYNC_WAIT_MS = 500;
+      const reserve = spy.register.reserve.bind(spy.register);
+      spy.register.reserve = async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, RESERVE_MS));
+        return reserve(request);
+      };
+      const started = performance.now();
+      const result = await accept(canonicalOf("evt-slow-write"), SYNC_WAIT_MS);
+      const tookMs = performance.now() - started;
+      expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { status: "PROCESSING" } });
+      // Counted from the commit, the answer would come after RESERVE_MS + SYNC_WAIT_MS (1.1 s).
+      expect(tookMs).toBeGreaterThanOrEqual(RESERVE_MS - 5);
+      expect(tookMs).toBeLessThan(RESERVE_MS + SYNC_WAIT_MS - 100);
+    });
+
+    it("answers a recorded event that its reads cannot follow as recorded and pending, not as a failure", async () => {
+      const canonical = canonicalOf("evt-reads-fail");
+      const eventId = "evt-reads-fail";
+      // The reservation records it; every read after that fails, as on a database that went away mid-wait.
+      const waiting = new OrderPaidAcceptor(spy.register, { syncWaitMs: 200, pollMs: 20, now: Date.now });
+      spy.register.find = () => Promise.reject(new StorageUnavailableError("read failed"));
+      const result = await waiting.accept({
+        sender: SENDER,
+        eventId,
+        canonical,
+        siteOrder,
+        correlationId: "c",
+        recognised: false,
+      });
+      expect(result).toMatchObject({ kind: "event", firstAnswer: true, record: { eventId, status: "PROCESSING" } });
+      expect(spy.calls.find).toBeGreaterThan(1);
+    });
+
+    it("reads again every notifiedPollMs, not every pollMs, while the register hears the other instances", async () => {
+      const readsDuringWait = async (hears: boolean) => {
+        const canonical = canonicalOf(`evt-hears-${hears}`);
+        await record(canonical);
+        spy.register.hearsOtherInstances = () => hears;
+        const before = spy.calls.find ?? 0;
+        const waiting = new OrderPaidAcceptor(spy.register, {
+          syncWaitMs: 600,
+          pollMs: 20,
+          notifiedPollMs: 200,
+          now: Date.now,
+        });
+        await waiting.accept({
+          sender: SENDER,
+          eventId: `evt-hears-${hears}`,
+          canonical,
+          siteOrder,
+          correlationId: "c",
+        });
+        return (spy.calls.find ?? 0) - before - 1;
+      };
+      // 600 ms: three reads at 200 ms apart, and some 30 at 20 ms (fewer on a loaded machine, never near three).
+      expect(await readsDuringWait(true)).toBeLessThanOrEqual(3);
+      expect(await readsDuringWait(false)).toBeGreaterThan(10);
+    });
+  });
+
   describe("a new event whose request will wait for 1C", () => {
     interface Expedited {
       calls: number;

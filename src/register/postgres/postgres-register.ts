@@ -193,8 +193,8 @@ export class PostgresRegister extends RegisterCore {
     return { synchronousCommit: rows[0]?.synchronous_commit ?? "unknown" };
   }
 
-  /** Whether other instances' changes reach this one's watchers now. */
-  get listening(): boolean {
+  /** Whether other instances' changes reach this one's watchers now (port.ts). */
+  hearsOtherInstances(): boolean {
     return this.#feed.listening;
   }
 
