@@ -4,7 +4,7 @@ import type { LinkState } from "../../src/register/postgres/link.ts";
 import { MIGRATION_LOCK_KEY } from "../../src/register/postgres/migrate.ts";
 import { PostgresRegister } from "../../src/register/postgres/postgres-register.ts";
 import { postgresForTests, type TestDatabase } from "../support/postgres.ts";
-import { reserveRequest } from "../support/records.ts";
+import { claimRequest, reserveRequest } from "../support/records.ts";
 import { type SilentProxy, silentProxy } from "../support/silent-proxy.ts";
 
 /**
@@ -278,6 +278,44 @@ describe.skipIf(!pg.enabled)("PostgresRegister: an overrun statement ends on the
     } finally {
       await row.release();
     }
+  });
+
+  it("gives back the leases of a claim that waited past its deadline for a connection, then committed", async () => {
+    pg.require();
+    // One connection, held by maintenance waiting for a table lock: the claim waits in the pool behind it.
+    register = await PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
+    const open = register;
+    await open.reserve(reserveRequest({ eventId: "claimed-late" }));
+    const table = await frozenHolding("LOCK TABLE inbound_events IN ACCESS EXCLUSIVE MODE");
+    let released = false;
+    try {
+      const counting = open.countFinished({ olderThan: Date.now() });
+      counting.catch(() => {});
+      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
+      await expect(open.claim(claimRequest({ leaseMs: 60_000 }))).rejects.toThrow(StorageUnavailableError);
+      await table.release();
+      released = true;
+      await counting;
+    } finally {
+      if (!released) await table.release();
+    }
+    // The claim ran once it had the connection (its token taken), and its lease went back: no attempt is
+    // left open to end as a crash, and the event is due as before. Before, it stayed leased for 60 s.
+    const row = () =>
+      db.sql`SELECT attempts, lease_owner, lease_token::int AS token FROM inbound_events WHERE event_id = 'claimed-late'`;
+    await expect
+      .poll(async () => (await row())[0], { timeout: 3000, interval: 20 })
+      .toEqual({
+        attempts: 0,
+        lease_owner: null,
+        token: 1,
+      });
+    expect(await db.sql`SELECT count(*)::int AS n FROM delivery_attempts WHERE event_id = 'claimed-late'`).toEqual([
+      { n: 0 },
+    ]);
+    const only = { sender: "default", eventId: "claimed-late" };
+    const [again] = await open.claim(claimRequest({ leaseMs: 60_000, only }));
+    expect(again?.record).toMatchObject({ eventId: "claimed-late", attempts: 1, finishedAttempts: 0 });
   });
 
   it("waits for another instance's migration however long it takes, past the request deadline", async () => {

@@ -103,9 +103,12 @@ export class PostgresLink {
     return this.#lost === undefined ? { state: "up" } : { state: "lost", ...this.#lost };
   }
 
-  /** Runs `work` under the request deadline; "cannot record now" comes out as StorageUnavailableError. */
-  run<T>(work: Work<T>): Promise<T> {
-    return this.within(work, this.#deadlines.requestMs);
+  /**
+   * Runs `work` under the request deadline; "cannot record now" comes out as StorageUnavailableError.
+   * `onLate` gets what the work came to after its caller was answered with that error, if it succeeded.
+   */
+  run<T>(work: Work<T>, onLate?: (late: T) => void): Promise<T> {
+    return this.within(work, this.#deadlines.requestMs, onLate);
   }
 
   /**
@@ -130,22 +133,37 @@ export class PostgresLink {
    * Runs `work` with a deadline of its own. Its statements keep the pool's
    * bound (requestMs each, on the server): a longer deadline needs its own
    * transaction, as maintain's.
+   *
+   * A call that waited for a pool connection past its deadline still runs
+   * once it has one, and may commit: a write whose caller must not keep its
+   * effect (a claim's leases) passes `onLate`, which gets that result.
    */
-  async within<T>(work: Work<T>, deadlineMs: number): Promise<T> {
+  async within<T>(work: Work<T>, deadlineMs: number, onLate?: (late: T) => void): Promise<T> {
     if (this.#lost !== undefined) throw this.#unavailable();
     const sql = this.#sql;
     let timer: NodeJS.Timeout | undefined;
+    let overran = false;
     const overrun = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        overran = true;
         reject(new StorageUnavailableError(`PostgreSQL: no answer within ${deadlineMs} ms`));
         // Slow or gone: a statement of its own tells which.
         this.#check(sql);
       }, deadlineMs);
     });
+    const working = work(sql);
+    if (onLate !== undefined)
+      working.then(
+        (late) => {
+          if (overran) onLate(late);
+        },
+        () => {},
+      );
     try {
-      // Answered by the deadline, the caller has its answer: whatever the work comes to later is nobody's,
-      // and the server ends its statement within requestMs of that statement's start (statement_timeout).
-      return await Promise.race([work(sql), overrun]);
+      // Answered by the deadline, the caller has its answer: whatever the work comes to later is nobody's
+      // but onLate's, and the server ends its statement within requestMs of that statement's start
+      // (statement_timeout).
+      return await Promise.race([working, overrun]);
     } catch (error) {
       if (sql === this.#sql && connectionLost(error)) this.#lose(sql, describe(error));
       throw asStorageError(error);

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
+import { EventStatus } from "../../domain/event-status.ts";
 import type { BackendStatements } from "../backend.ts";
 import type { AttemptReport, HitCounter, Lease, ReserveRequest, Settlement } from "../port.ts";
 import { RegisterCore } from "../register-core.ts";
-import type { EventRow } from "../rows.ts";
+import { claimOf, type EventRow } from "../rows.ts";
 import { finishedAttempt, replayRefusal } from "../rules.ts";
 import { allSucceeded, WriteBatcher } from "../write-batcher.ts";
 import { PostgresChangeFeed } from "./change-feed.ts";
@@ -75,13 +76,23 @@ export class PostgresRegister extends RegisterCore {
     const settleAll = (batch: readonly q.SettleParams[]) => settleBatch(link.sql, batch).then(allSucceeded);
     const reservations = new WriteBatcher(reserveAll, 500, Infinity);
     const settles = new WriteBatcher(settleAll, 500, Infinity);
-    const run = <T>(work: (sql: q.Sql) => Promise<T>) => link.run(work);
+    const run = <T>(work: (sql: q.Sql) => Promise<T>, onLate?: (late: T) => void) => link.run(work, onLate);
+    // A claim that waited past its deadline for a connection still runs, and commits leases its caller
+    // never got: each would end as an unfinished attempt that never called 1C, and three such make the
+    // crash-loop rule stop the event. They are given back at once, as a claim made ahead and not called
+    // is; one that cannot be is left to its lease, as before.
+    const giveBack = (rows: readonly EventRow[]) => {
+      for (const row of rows) {
+        const params: q.SettleParams = { lease: claimOf(row).lease, ...LATE_CLAIM, now: Date.now(), clock };
+        run(() => settles.submit(params)).catch(() => {});
+      }
+    };
     const maintain = <T>(work: (sql: q.Db) => Promise<T>) => link.maintain(work);
     let closing: Promise<void> | undefined;
     const backend: BackendStatements = {
       queue: {
         reserve: (request) => run(() => reservations.submit(request)),
-        claim: (request) => run((sql) => q.claimDue(sql, { ...request, clock })),
+        claim: (request) => run((sql) => q.claimDue(sql, { ...request, clock }), giveBack),
         settle: async (lease: Lease, settlement: Settlement, report: AttemptReport, now: number) => {
           const params: q.SettleParams = { lease, settlement, now, clock, ...finishedAttempt(report) };
           return run(() => settles.submit(params));
@@ -218,6 +229,17 @@ function observed<R extends { database_now: number }>(clock: DatabaseClock, row:
   if (row !== undefined) clock.observe(row.database_now);
   return row;
 }
+
+/** How a late claim is given back (port.ts, Release): its attempt row goes with it. */
+const LATE_CLAIM = {
+  settlement: { status: EventStatus.PROCESSING },
+  ...finishedAttempt({
+    startedAt: 0,
+    durationMs: 0,
+    outcome: "released",
+    detail: "claimed after the deliverer had stopped waiting for the database",
+  }),
+} satisfies Partial<q.SettleParams>;
 
 /** Opening a connection: local or in one data centre it takes milliseconds; a slower one is an outage. */
 const CONNECT_TIMEOUT_SECONDS = 2;
