@@ -6,6 +6,7 @@ import { ATTEMPT_OUTCOMES, type AttemptDeps, type AttemptOutcome, attemptDeliver
 import { type BreakerOptions, CircuitBreaker } from "./breaker.ts";
 import { DueQueue } from "./due-queue.ts";
 import { ReadyClaims } from "./ready-claims.ts";
+import { bringsRetriesForward } from "./retry-policy.ts";
 
 /**
  * Claims kept ready per call slot, claimed ahead (port.ts, AttemptKind), so that
@@ -94,6 +95,8 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
   readonly #expedite = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
+  /** When a recovery last brought the waiting retries forward. */
+  #broughtForwardAt: number | undefined;
   #unwatch: (() => void) | undefined;
   #pumping: Promise<void> | undefined;
   #again = false;
@@ -419,11 +422,23 @@ export class Deliverer extends EventEmitter<DelivererEvents> {
     this.#probeTimer.unref();
   }
 
-  /** 1C answered again after an outage: what waited out the outage goes now, within the concurrency cap. */
+  /**
+   * 1C answered again after an outage: what waited out the outage goes now, within the concurrency cap,
+   * unless a recovery a short while ago did that already (retry-policy.ts, bringsRetriesForward).
+   */
   #recovered(): void {
+    const now = this.#deps.now();
+    if (!bringsRetriesForward(this.#deps.policy, this.#broughtForwardAt, now)) {
+      this.#log.info(
+        { retries_brought_forward_at: new Date(this.#broughtForwardAt ?? now).toISOString() },
+        "1C answering again: breaker closed; retries keep their backoff, 1C having failed again since they were last brought forward",
+      );
+      return;
+    }
+    this.#broughtForwardAt = now;
     this.#log.info("1C answering again: breaker closed");
     this.#deps.register
-      .bringForwardRetries(this.#deps.now())
+      .bringForwardRetries(now)
       .then((count) => {
         if (count > 0) this.#log.info({ events: count }, "retries held back by the outage are due now");
         this.#due.mayBeDue();

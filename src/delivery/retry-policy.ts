@@ -42,6 +42,23 @@ export function nextAttemptDelayMs(
   return Math.min(policy.maxDelayMs, wanted);
 }
 
+/**
+ * Whether 1C answering again (the breaker closing) makes every waiting retry
+ * due at once: not when an earlier recovery did so within the backoff's cap.
+ * A 1C that flaps (back for a probe, down again for the retries) would
+ * otherwise have each waiting event tried at every recovery, and a small
+ * backlog spend its `maxAttempts` in minutes instead of hours; so a flap
+ * costs an event at most one attempt per `maxDelayMs` beyond its own
+ * schedule. `lastAt`: when this process last brought retries forward.
+ */
+export function bringsRetriesForward(
+  policy: Pick<DeliveryPolicy, "maxDelayMs">,
+  lastAt: number | undefined,
+  now: number,
+): boolean {
+  return lastAt === undefined || now - lastAt >= policy.maxDelayMs;
+}
+
 /** What a claimed attempt does: send the event, or first ask 1C whether it already holds it. */
 export type AttemptPlan = { kind: "deliver" } | { kind: "ask"; ending: FinalSettlement };
 

@@ -372,6 +372,64 @@ describe.each(registerBackends())("Deliverer (fake clock, real register on $name
     expect(await register.find("default", "held-back")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
   });
 
+  it("brings retries forward at one recovery per RETRY_MAX_DELAY_MS: a 1C that flaps does not spend their budget", async () => {
+    // 1C's answers call by call: it fails the event, answers a probe, fails the event brought forward,
+    // answers the next probe; ten minutes on, it fails the event, answers a probe, takes the event.
+    const script = [busy, delivered, busy, delivered, busy, delivered, delivered];
+    const onec = scriptedOnec((call) => script[call - 1] ?? delivered);
+    const d = deliverer(
+      onec,
+      { concurrency: 1, breaker: { failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 } },
+      register,
+      { baseMs: 10_000, maxDelayMs: 600_000 },
+    );
+    const attemptsOf = (eventId: string, attempts: number) =>
+      new Promise<void>((resolve) => {
+        d.on("attempted", (notice) => {
+          if (notice.record.eventId === eventId && notice.record.attempts === attempts) resolve();
+        });
+      });
+    await accept("held-back");
+    await step(d);
+    expect(d.breakerState).toBe("open");
+
+    now += 1000;
+    await accept("probe-1");
+    const broughtForward = attemptsOf("held-back", 2);
+    await step(d); // the probe closes the breaker; held-back, brought forward, fails and opens it again
+    await broughtForward;
+    await d.idle();
+    expect(d.breakerState).toBe("open");
+    const waiting = await register.find("default", "held-back");
+    expect(waiting).toMatchObject({ status: "FAILED_RETRYABLE", attempts: 2 });
+
+    now += 1000;
+    await accept("probe-2");
+    await step(d);
+    await step(d);
+    expect(d.breakerState).toBe("closed");
+    // The second recovery, within RETRY_MAX_DELAY_MS of the first, left held-back's backoff (16 s or more) alone.
+    expect(await register.find("default", "held-back")).toMatchObject({
+      status: "FAILED_RETRYABLE",
+      attempts: 2,
+      nextAttemptAt: waiting?.nextAttemptAt,
+    });
+    expect(onec.calls.map((call) => call.idempotencyKey)).toEqual(["held-back", "probe-1", "held-back", "probe-2"]);
+
+    // Past RETRY_MAX_DELAY_MS, held-back is due by its own schedule and fails; the next recovery brings it forward.
+    now += 600_000;
+    await step(d);
+    expect(d.breakerState).toBe("open");
+    now += 1000;
+    await accept("probe-3");
+    const deliveredAtLast = attemptsOf("held-back", 4);
+    await step(d);
+    await deliveredAtLast;
+    await d.idle();
+    expect(await register.find("default", "held-back")).toMatchObject({ status: "SUCCEEDED", attempts: 4 });
+    expect(onec.calls.map((call) => call.idempotencyKey).slice(4)).toEqual(["held-back", "probe-3", "held-back"]);
+  });
+
   /** An event whose earlier attempts timed out, charged, due again at `dueAt`. */
   async function failedBefore(eventId: string, attempts: number, dueAt: number): Promise<void> {
     await accept(eventId);

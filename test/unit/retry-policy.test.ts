@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextAttemptDelayMs } from "../../src/delivery/retry-policy.ts";
+import { bringsRetriesForward, nextAttemptDelayMs } from "../../src/delivery/retry-policy.ts";
 
 const policy = { baseMs: 1000, maxDelayMs: 600_000 };
 
@@ -24,5 +24,19 @@ describe("nextAttemptDelayMs", () => {
   it("honours a longer Retry-After from 1C", () => {
     expect(nextAttemptDelayMs(policy, 1, 30_000, () => 0.5)).toBe(30_000);
     expect(nextAttemptDelayMs(policy, 5, 1000, () => 0.5)).toBe(16_000);
+  });
+});
+
+describe("bringsRetriesForward", () => {
+  const policy = { maxDelayMs: 600_000 };
+
+  it("brings them forward at the first recovery, and again once the backoff's cap has passed since the last", () => {
+    expect(bringsRetriesForward(policy, undefined, 1_000)).toBe(true);
+    expect(bringsRetriesForward(policy, 1_000, 1_000 + 600_000)).toBe(true);
+  });
+
+  it("leaves them their backoff at a recovery within the cap of the last that did", () => {
+    expect(bringsRetriesForward(policy, 1_000, 1_000)).toBe(false);
+    expect(bringsRetriesForward(policy, 1_000, 1_000 + 599_999)).toBe(false);
   });
 });
