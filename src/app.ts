@@ -25,7 +25,7 @@ import { orderPaidRoutes } from "./http/routes/order-paid.ts";
 import { problemTypeRoutes } from "./http/routes/problem-types.ts";
 import { webhookRoutes } from "./http/routes/webhooks.ts";
 import { securityHeaders } from "./http/security-headers.ts";
-import type { GatewayMetrics } from "./observability/metrics.ts";
+import { type GatewayMetrics, UNMATCHED_ROUTE } from "./observability/metrics.ts";
 import type { EventRegister } from "./register/port.ts";
 import { ADAPTERS } from "./sources/adapters.ts";
 import type { SourceSettings } from "./sources/port.ts";
@@ -79,6 +79,8 @@ export const MAX_PATH_PARAM_LENGTH = 3 * 128;
 
 /** Builds the HTTP edge. Never listens: main.ts and the tests do. */
 export function buildApp(deps: AppDeps): FastifyInstance {
+  // Answers Node's parser and server events give before any route is chosen: counted, as Fastify's are.
+  const answeredOutside = (status: number) => deps.metrics.httpResponse(UNMATCHED_ROUTE, status);
   const app = Fastify({
     // pino's Logger is a FastifyBaseLogger; the cast keeps Fastify's default generic parameters.
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -90,7 +92,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: deps.bodyLimit,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     // The router's own refusals (bad % escape, over-long segment) as problem documents.
-    frameworkErrors: frameworkErrorHandler(MAX_PATH_PARAM_LENGTH),
+    frameworkErrors: frameworkErrorHandler(MAX_PATH_PARAM_LENGTH, answeredOutside),
     requestTimeout: deps.requestTimeoutMs,
     trustProxy: deps.trustProxy !== undefined && deps.trustProxy.length > 0 ? [...deps.trustProxy] : false,
     http: {
@@ -104,11 +106,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clientErrorHandler: clientErrorWriter({
       maxHeaderBytes: MAX_HEADER_BYTES,
       requestTimeoutMs: deps.requestTimeoutMs,
+      log: deps.logger as FastifyBaseLogger,
+      answered: answeredOutside,
     }),
   });
 
-  app.server.on("checkExpectation", expectationFailedWriter(app.log));
-  app.server.on("connect", connectRefusalWriter(app.log, Math.min(deps.requestTimeoutMs, 10_000)));
+  app.server.on("checkExpectation", expectationFailedWriter(app.log, answeredOutside));
+  app.server.on("connect", connectRefusalWriter(app.log, answeredOutside, Math.min(deps.requestTimeoutMs, 10_000)));
   // Root-level concerns, registered in the order their onRequest hooks must run.
   app.register(requestContext, { metrics: deps.metrics });
   // Before anything that reads or changes state: a pipelined request waits here for the ones before it.

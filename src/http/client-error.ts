@@ -11,12 +11,22 @@ import { timeOrderedId } from "./time-ordered-id.ts";
 /** What a 505 says the gateway does support (RFC 9110 §15.6.6). */
 export const SPOKEN_VERSIONS = "the gateway speaks HTTP/1.1 (and reads HTTP/1.0)";
 
+/** Told of each answer written here, outside Fastify's hooks: the metrics count it under no route. */
+export type AnsweredOutside = (status: number) => void;
+
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (headers too
  * large, a body too slow, garbage on the wire) still get a problem document
- * with a correlation id, instead of Fastify's bare JSON.
+ * with a correlation id, instead of Fastify's bare JSON, and a log line that
+ * carries it.
  */
-export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeoutMs: number }) {
+export function clientErrorWriter(options: {
+  maxHeaderBytes: number;
+  requestTimeoutMs: number;
+  log: FastifyBaseLogger;
+  answered: AnsweredOutside;
+}) {
+  const { log, answered, ...limits } = options;
   return (error: Error & { code?: string }, socket: Socket): void => {
     // A reset connection has no one left to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
@@ -26,8 +36,14 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
       (error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? correlationIdBeingRead(socket) : undefined) ?? timeOrderedId();
     const [code, detail] = parserRefusal(error.code, limits);
     const answer = problemAnswer(code, correlationId, { detail });
-    if (socket.writable) socket.write(rawAnswerBytes(answer, correlationId));
+    if (!socket.writable) {
+      socket.destroy(error);
+      return;
+    }
+    socket.write(rawAnswerBytes(answer, correlationId));
     socket.destroy(error);
+    answered(answer.status);
+    log.info({ correlation_id: correlationId, status: answer.status, err_code: error.code }, "request refused unread");
   };
 }
 
@@ -39,7 +55,7 @@ export function clientErrorWriter(limits: { maxHeaderBytes: number; requestTimeo
  * reset with no answer. The answer is written, the connection half-closed
  * (the client reads it to the end), and whatever follows is discarded.
  */
-export function connectRefusalWriter(log: FastifyBaseLogger, lingerMs: number) {
+export function connectRefusalWriter(log: FastifyBaseLogger, answered: AnsweredOutside, lingerMs: number) {
   return (request: IncomingMessage, socket: Duplex): void => {
     const correlationId = correlationIdOf(request);
     const answer = problemAnswer("GW_ERR_METHOD_NOT_IMPLEMENTED", correlationId, {
@@ -51,6 +67,7 @@ export function connectRefusalWriter(log: FastifyBaseLogger, lingerMs: number) {
     socket.resume();
     if (socket instanceof Socket) socket.setTimeout(lingerMs, () => socket.destroy());
     socket.end(rawAnswerBytes(answer, correlationId));
+    answered(answer.status);
     logCompleted(log, request, correlationId, answer.status);
   };
 }
@@ -102,7 +119,7 @@ function logCompleted(log: FastifyBaseLogger, request: IncomingMessage, correlat
  * 100-continue, which Node would otherwise answer with a bare 417 (RFC 9110
  * §10.1.1). It never reaches Fastify, so nothing of it is read or recorded.
  */
-export function expectationFailedWriter(log: FastifyBaseLogger) {
+export function expectationFailedWriter(log: FastifyBaseLogger, answered: AnsweredOutside) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     const correlationId = correlationIdOf(request);
     const expect = String(request.headers.expect);
@@ -119,6 +136,7 @@ export function expectationFailedWriter(log: FastifyBaseLogger) {
       connection: "close",
     });
     response.end(answer.body);
+    answered(answer.status);
     logCompleted(log, request, correlationId, answer.status);
   };
 }

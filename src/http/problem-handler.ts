@@ -63,14 +63,15 @@ export function problemCodeFor(error: Error): ProblemCode {
  * path segment over the router's maxParamLength) answered before any hook
  * runs, so the correlation id and the request's log line are set here too.
  */
-export function frameworkErrorHandler(maxParamLength: number) {
+export function frameworkErrorHandler(maxParamLength: number, answered: (status: number) => void) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header(CORRELATION_HEADER, request.id);
     setTransportHeaders(request, reply);
     const answer = routerRefusal(error, request, maxParamLength);
     if (answer.status >= 500) request.log.error({ err: error }, "request failed");
     sendAnswer(reply, answer);
-    // This path skips the log controller's line: written here, with the same fields.
+    // This path skips the hooks that count an answer and log its line: both done here, with the same fields.
+    answered(answer.status);
     request.log.info(
       { method: request.method, url: withoutUrlSecret(request.url), status: answer.status },
       "request completed",
