@@ -151,15 +151,15 @@ export class PostgresLink {
         this.#check(sql);
       }, deadlineMs);
     });
-    const working = work(sql);
-    if (onLate !== undefined)
-      working.then(
-        (late) => {
-          if (overran) onLate(late);
-        },
-        () => {},
-      );
     try {
+      const working = work(sql);
+      if (onLate !== undefined)
+        working.then(
+          (late) => {
+            if (overran) onLate(late);
+          },
+          () => {},
+        );
       // Answered by the deadline, the caller has its answer: whatever the work comes to later is nobody's
       // but onLate's, and the server ends its statement within requestMs of that statement's start
       // (statement_timeout).
