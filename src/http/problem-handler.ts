@@ -4,6 +4,7 @@ import type { ProblemCode } from "../errors/catalogue.ts";
 import { GatewayProblem } from "../errors/problem.ts";
 import { StorageUnavailableError } from "../register/port.ts";
 import { type Answer, problemAnswer } from "./answers.ts";
+import type { AnsweredOutside } from "./client-error.ts";
 import { CORRELATION_HEADER } from "./correlation.ts";
 import { unsupportedBodyProblem } from "./json-body.ts";
 import { withoutUrlSecret } from "./request-log.ts";
@@ -63,7 +64,7 @@ export function problemCodeFor(error: Error): ProblemCode {
  * path segment over the router's maxParamLength) answered before any hook
  * runs, so the correlation id and the request's log line are set here too.
  */
-export function frameworkErrorHandler(maxParamLength: number, answered: (status: number) => void) {
+export function frameworkErrorHandler(maxParamLength: number, answered: AnsweredOutside) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     reply.header(CORRELATION_HEADER, request.id);
     setTransportHeaders(request, reply);

@@ -220,6 +220,27 @@ describe.skipIf(!pg.enabled)("PostgresRegister: an overrun statement ends on the
     };
   }
 
+  /**
+   * Runs `meanwhile` while maintenance (a count of finished events) holds the pool's one connection, waiting
+   * for a table lock another session holds; then lets it finish, and returns its count.
+   */
+  async function whileMaintenanceWaits(open: PostgresRegister, meanwhile: () => Promise<void>): Promise<number> {
+    const table = await frozenHolding("LOCK TABLE inbound_events IN ACCESS EXCLUSIVE MODE");
+    let released = false;
+    try {
+      const counting = open.countFinished({ olderThan: Date.now() });
+      // Awaited below; a failure before then must fail this case, not surface as unhandled.
+      counting.catch(() => {});
+      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
+      await meanwhile();
+      await table.release();
+      released = true;
+      return await counting;
+    } finally {
+      if (!released) await table.release();
+    }
+  }
+
   it("ends a statement waiting on a row lock when its deadline answers, and gives its connection back", async () => {
     pg.require();
     // One connection: the overrun statement holds the only one until the server ends it.
@@ -252,22 +273,12 @@ describe.skipIf(!pg.enabled)("PostgresRegister: an overrun statement ends on the
     register = await PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
     const open = register;
     await open.reserve(reserveRequest({ eventId: "bounded-again" }));
-    const table = await frozenHolding("LOCK TABLE inbound_events IN ACCESS EXCLUSIVE MODE");
-    let released = false;
-    try {
-      const counting = open.countFinished({ olderThan: Date.now() });
-      // Awaited below; a failure before then must fail this case, not surface as unhandled.
-      counting.catch(() => {});
-      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
+    const counted = await whileMaintenanceWaits(open, async () => {
       // Past the request deadline, the count still waits for the table, where a request's statement is ended.
       await new Promise((resolve) => setTimeout(resolve, 2 * REQUEST_MS));
       expect(await lockWaiters()).toBe(1);
-      await table.release();
-      released = true;
-      expect(await counting).toBe(0);
-    } finally {
-      if (!released) await table.release();
-    }
+    });
+    expect(counted).toBe(0);
     // The longer bound ended with maintenance's transaction: a request's statement is bounded again.
     const row = await frozenHolding(
       "UPDATE inbound_events SET updated_at = updated_at WHERE event_id = 'bounded-again'",
@@ -286,19 +297,9 @@ describe.skipIf(!pg.enabled)("PostgresRegister: an overrun statement ends on the
     register = await PostgresRegister.open(db.url, { poolMax: 1, deadlines: { requestMs: REQUEST_MS } });
     const open = register;
     await open.reserve(reserveRequest({ eventId: "claimed-late" }));
-    const table = await frozenHolding("LOCK TABLE inbound_events IN ACCESS EXCLUSIVE MODE");
-    let released = false;
-    try {
-      const counting = open.countFinished({ olderThan: Date.now() });
-      counting.catch(() => {});
-      await expect.poll(lockWaiters, { timeout: REQUEST_MS, interval: 10 }).toBe(1);
-      await expect(open.claim(claimRequest({ leaseMs: 60_000 }))).rejects.toThrow(StorageUnavailableError);
-      await table.release();
-      released = true;
-      await counting;
-    } finally {
-      if (!released) await table.release();
-    }
+    await whileMaintenanceWaits(open, () =>
+      expect(open.claim(claimRequest({ leaseMs: 60_000 }))).rejects.toThrow(StorageUnavailableError),
+    );
     // The claim ran once it had the connection (its token taken), and its lease went back: no attempt is
     // left open to end as a crash, and the event is due as before. Before, it stayed leased for 60 s.
     const row = () =>
