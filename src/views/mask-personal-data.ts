@@ -1,3 +1,5 @@
+import type { AttemptRecord, EventRecord } from "../register/port.ts";
+
 /**
  * An event's body as a viewer sees it: every e-mail address and phone number
  * masked, everything else (order, items, sums, ids) as stored, so a 1C
@@ -35,6 +37,29 @@ function masked(value: unknown, kind: Kind | undefined): unknown {
   return value;
 }
 
+/**
+ * 1C's own texts as a viewer sees them (its error, its refusal, the answer recorded from it): a
+ * configuration's fill check may quote the customer ("no INN for anna.smirnova@example.com"), so the
+ * e-mail addresses in them are masked. A phone in free text is not told from other digits, and stays.
+ */
+export function maskFreeText(text: string): string {
+  return text.replace(EMAIL_IN_TEXT, maskEmail);
+}
+
+/** An event's record as a viewer sees it: the texts that came from 1C masked (maskFreeText). */
+export function maskedRecord(record: EventRecord): EventRecord {
+  return {
+    ...record,
+    lastError: record.lastError === null ? null : maskFreeText(record.lastError),
+    response: record.response === null ? null : { ...record.response, body: maskFreeText(record.response.body) },
+  };
+}
+
+/** An attempt as a viewer sees it: its detail (1C's text, when 1C refused or failed) masked. */
+export function maskedAttempt(attempt: AttemptRecord): AttemptRecord {
+  return attempt.detail === null ? attempt : { ...attempt, detail: maskFreeText(attempt.detail) };
+}
+
 function kindOf(key: string): Kind | undefined {
   return KIND_OF_KEY.find(([pattern]) => pattern.test(key))?.[1];
 }
@@ -42,7 +67,7 @@ function kindOf(key: string): Kind | undefined {
 function maskText(text: string, kind: Kind | undefined): string {
   if (kind === "email") return maskEmail(text);
   if (kind === "phone") return maskPhone(text);
-  return text.replace(EMAIL_IN_TEXT, maskEmail);
+  return maskFreeText(text);
 }
 
 /** `anna.smirnova@example.com` → `a***@example.com`: the first letter and the domain. */

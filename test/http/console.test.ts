@@ -365,6 +365,44 @@ describe("roles", () => {
   });
 });
 
+describe("1C's texts as a viewer sees them", () => {
+  it("mask the e-mail addresses 1C quoted in its refusal, on the list, the event page and the admin API; an operator reads them whole", async () => {
+    // A configuration's fill check that names the customer, as a real base's may (onec.md: 422 ORDER_NOT_VALID).
+    const refusal = "Не заполнен ИНН контрагента anna.smirnova@example.com (Анна Смирнова)";
+    const event = orderPaidEvent();
+    h.onec.setFaults({ orderNotValid: refusal });
+    try {
+      expect((await postEvent(h.gw.url, event)).status).toBe(422);
+    } finally {
+      h.onec.setFaults({ orderNotValid: null });
+    }
+    const viewer = await signIn(VIEWER);
+    const operator = await signIn(OPERATOR);
+    const search = `/console/search?q=${event.event_id}`;
+    for (const shown of [await page(eventPath(event.event_id), viewer.cookie), await page(search, viewer.cookie)]) {
+      expect(shown.text).toContain("Не заполнен ИНН контрагента a***@example.com (Анна Смирнова)");
+      expect(shown.text).not.toContain("anna.smirnova@");
+    }
+    const asViewer = await call(`${h.gw.url}/integration/v1/admin/events/${event.event_id}`, {
+      headers: { authorization: `Bearer ${VIEWER.token}` },
+    });
+    expect(asViewer.status).toBe(200);
+    expect(asViewer.text).toContain("a***@example.com");
+    expect(asViewer.text).not.toContain("anna.smirnova@");
+    const list = await call(`${h.gw.url}/integration/v1/admin/events?status=FAILED_FINAL&limit=200`, {
+      headers: { authorization: `Bearer ${VIEWER.token}` },
+    });
+    expect(list.text).toContain("Не заполнен ИНН контрагента a***@example.com");
+    expect(list.text).not.toContain("anna.smirnova@");
+    // Whoever may read personal data reads 1C's text as 1C wrote it.
+    expect((await page(eventPath(event.event_id), operator.cookie)).text).toContain(refusal);
+    const asAdmin = await call(`${h.gw.url}/integration/v1/admin/events/${event.event_id}`, {
+      headers: { authorization: `Bearer ${ADMIN.token}` },
+    });
+    expect(asAdmin.text).toContain("anna.smirnova@example.com");
+  });
+});
+
 describe("the events list", () => {
   it("pages newest first with an Older link, and counts the backlog as the admin API does", async () => {
     const session = await signIn(OPERATOR);

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { maskEmail, maskPersonalData, maskPhone } from "../../src/views/mask-personal-data.ts";
+import type { AttemptRecord } from "../../src/register/port.ts";
+import {
+  maskEmail,
+  maskedAttempt,
+  maskedRecord,
+  maskFreeText,
+  maskPersonalData,
+  maskPhone,
+} from "../../src/views/mask-personal-data.ts";
 import { exampleEvent } from "../support/events.ts";
+import { eventRecord } from "../support/records.ts";
 
 describe("maskPersonalData: the stored body as a viewer sees it", () => {
   it("masks the customer's e-mail and phone and keeps everything else as stored", () => {
@@ -83,5 +92,42 @@ describe("maskEmail and maskPhone", () => {
 
   it("hides a number too short to keep anything of", () => {
     expect(maskPhone("1234")).toBe("****");
+  });
+});
+
+describe("maskFreeText, maskedRecord and maskedAttempt: 1C's texts as a viewer sees them", () => {
+  it("masks each address quoted in a text and leaves the rest, quotes and JSON around it intact", () => {
+    expect(maskFreeText('{"detail":"ИНН для anna@example.com и boris.k@shop.ru не заполнен"}')).toBe(
+      '{"detail":"ИНН для a***@example.com и b***@shop.ru не заполнен"}',
+    );
+    expect(maskFreeText("no address here: SKU-001 at 50.00")).toBe("no address here: SKU-001 at 50.00");
+  });
+
+  it("masks a record's error and recorded answer, and an attempt's detail, and nothing else of them", () => {
+    const record = {
+      ...eventRecord({ eventId: "e-1" }),
+      lastError: "onec_rejected: anna@example.com",
+      response: { status: 422, body: '{"detail":"anna@example.com"}' },
+    };
+    expect(maskedRecord(record)).toEqual({
+      ...record,
+      lastError: "onec_rejected: a***@example.com",
+      response: { status: 422, body: '{"detail":"a***@example.com"}' },
+    });
+    const attempt: AttemptRecord = {
+      attempt: 1,
+      leaseToken: 1,
+      worker: "w",
+      startedAt: 0,
+      finishedAt: 5,
+      durationMs: 5,
+      outcome: "refused",
+      httpStatus: 422,
+      errorClass: "onec_rejected",
+      detail: "refused: anna@example.com",
+      applied: true,
+    };
+    expect(maskedAttempt(attempt)).toEqual({ ...attempt, detail: "refused: a***@example.com" });
+    expect(maskedAttempt({ ...attempt, detail: null })).toEqual({ ...attempt, detail: null });
   });
 });

@@ -11,7 +11,7 @@ import type {
   ReplayRecord,
 } from "../../register/port.ts";
 import type { SourceDelivery } from "../../register/source-port.ts";
-import { maskPersonalData } from "../../views/mask-personal-data.ts";
+import { maskedAttempt, maskedRecord, maskPersonalData } from "../../views/mask-personal-data.ts";
 import type { DeliveryQuery } from "./delivery-query.ts";
 import type { ListQuery } from "./list-query.ts";
 
@@ -32,7 +32,16 @@ export interface EventListData {
   counts: Record<EventStatus, number>;
 }
 
-export async function loadEventList(register: EventRegister, query: ListQuery): Promise<EventListData> {
+/** What `reader` may see of 1C's texts: all, or with e-mail addresses masked (a viewer). */
+function recordsFor(reader: Principal): (record: EventRecord) => EventRecord {
+  return allowed(reader.role, "personal-data.read") ? (record) => record : maskedRecord;
+}
+
+export async function loadEventList(
+  register: EventRegister,
+  query: ListQuery,
+  reader: Principal,
+): Promise<EventListData> {
   const { status, sender, since, until, before } = query;
   // One row more than shown says whether an older page exists, so "Older" never leads to an empty page.
   const [rows, backlog, counts] = await Promise.all([
@@ -40,7 +49,7 @@ export async function loadEventList(register: EventRegister, query: ListQuery): 
     register.backlog(),
     register.countByStatus({ sender, since, until }),
   ]);
-  const records = rows.slice(0, PAGE_SIZE);
+  const records = rows.slice(0, PAGE_SIZE).map(recordsFor(reader));
   const last = records.at(-1);
   const older =
     rows.length > PAGE_SIZE && last !== undefined
@@ -50,8 +59,8 @@ export async function loadEventList(register: EventRegister, query: ListQuery): 
 }
 
 /** Events whose event_id, correlation id, 1C order or the site's order is exactly `term`, newest first. */
-export async function searchEvents(register: EventRegister, term: string): Promise<EventRecord[]> {
-  return register.search(term, SEARCH_LIMIT);
+export async function searchEvents(register: EventRegister, term: string, reader: Principal): Promise<EventRecord[]> {
+  return (await register.search(term, SEARCH_LIMIT)).map(recordsFor(reader));
 }
 
 export interface EventDetails {
@@ -82,7 +91,15 @@ export async function loadEventDetails(
   ]);
   const masked = !allowed(reader.role, "personal-data.read");
   const body = JSON.parse(record.body) as unknown;
-  return { record, attempts, replays, body: masked ? maskPersonalData(body) : body, masked, delivery };
+  if (!masked) return { record, attempts, replays, body, masked, delivery };
+  return {
+    record: maskedRecord(record),
+    attempts: attempts.map(maskedAttempt),
+    replays,
+    body: maskPersonalData(body),
+    masked,
+    delivery,
+  };
 }
 
 export interface DeliveryListData {

@@ -128,7 +128,7 @@ export const getEventSchema = {
   tags: ["admin"],
   security: securityFor(ADMIN_ACTIONS.getEvent),
   summary: "One event, any sender",
-  description: `Everything about one event: its status, sender, body, recorded answer, attempts and replays. Support staff know an event by its id alone; when several senders used it, the answer is 409 \`ambiguous-event-id\` and \`sender\` picks one. This is the status URL for 1C administrators: a viewer polls it for any sender's event. The body's e-mail addresses and phone numbers are masked unless the role is ${rolesAllowed("personal-data.read").join(" or ")}.${whoMay(ADMIN_ACTIONS.getEvent)}`,
+  description: `Everything about one event: its status, sender, body, recorded answer, attempts and replays. Support staff know an event by its id alone; when several senders used it, the answer is 409 \`ambiguous-event-id\` and \`sender\` picks one. This is the status URL for 1C administrators: a viewer polls it for any sender's event. The body's e-mail addresses and phone numbers are masked unless the role is ${rolesAllowed("personal-data.read").join(" or ")}, and so are the e-mail addresses quoted in 1C's texts (\`error\`, \`response\`, the attempts' \`detail\`).${whoMay(ADMIN_ACTIONS.getEvent)}`,
   params: EventIdParams,
   querystring: SenderQuery,
   response: answers(

@@ -10,7 +10,7 @@ import type { PlatformWebhooks } from "../../operations/remap-delivery.ts";
 import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
-import { maskPersonalData } from "../../views/mask-personal-data.ts";
+import { maskedAttempt, maskedRecord, maskPersonalData } from "../../views/mask-personal-data.ts";
 import { authenticateOperators, principalOfRequest, requireAction } from "../admin-auth.ts";
 import { JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
@@ -57,8 +57,9 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       ...(before === undefined ? {} : { before }),
     });
     const last = records.at(-1);
+    const seen = allowed(principalOfRequest(request).role, "personal-data.read") ? records : records.map(maskedRecord);
     const page = {
-      events: records.map((record) => ({ sender: record.sender, ...statusView(record) })),
+      events: seen.map((record) => ({ sender: record.sender, ...statusView(record) })),
       next_cursor: records.length === limit && last !== undefined ? encodeCursor(last) : null,
     };
     return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
@@ -66,19 +67,22 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
 
   const getOne = { schema: getEventSchema, onRequest: requireAction(ADMIN_ACTIONS.getEvent) };
   routes.get(`${ADMIN_PATH}/events/:event_id`, getOne, async (request, reply) => {
-    const record = await resolveEvent(request, reply, register);
-    if (record === undefined) return reply;
-    const [attempts, replays] = await Promise.all([
-      register.listAttempts(record.sender, record.eventId),
-      register.listReplays(record.sender, record.eventId),
+    const found = await resolveEvent(request, reply, register);
+    if (found === undefined) return reply;
+    const [allAttempts, replays] = await Promise.all([
+      register.listAttempts(found.sender, found.eventId),
+      register.listReplays(found.sender, found.eventId),
     ]);
     // Viewers match events to orders; reaching the customer is support's business, not theirs.
+    const personal = allowed(principalOfRequest(request).role, "personal-data.read");
+    const record = personal ? found : maskedRecord(found);
+    const attempts = personal ? allAttempts : allAttempts.map(maskedAttempt);
     const body = JSON.parse(record.body) as unknown;
     const detail = {
       sender: record.sender,
       ...statusView(record),
       status_url: statusUrl(record.eventId),
-      body: allowed(principalOfRequest(request).role, "personal-data.read") ? body : maskPersonalData(body),
+      body: personal ? body : maskPersonalData(body),
       fingerprint: record.fingerprint,
       policy_version: record.policyVersion,
       lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },

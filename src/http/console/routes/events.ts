@@ -17,14 +17,16 @@ export async function eventRoutes(app: FastifyInstance, options: EventRoutesOpti
   const read = { schema: { hide: true }, onRequest: requireConsoleAction("events.read") };
 
   app.get("/", read, async (request, reply) => {
-    const data = await loadEventList(register, parseListQuery(request.query));
-    return sendPage(reply, 200, eventListPage(signedInOf(request), data, now()));
+    const user = signedInOf(request);
+    const data = await loadEventList(register, parseListQuery(request.query), user.principal);
+    return sendPage(reply, 200, eventListPage(user, data, now()));
   });
 
   app.get("/search", read, async (request, reply) => {
     const term = (singleValues(request.query).q ?? "").trim();
-    const records = await searchEvents(register, term);
-    return sendPage(reply, 200, searchResultsPage(signedInOf(request), term, records));
+    const user = signedInOf(request);
+    const records = await searchEvents(register, term, user.principal);
+    return sendPage(reply, 200, searchResultsPage(user, term, records));
   });
 
   app.get("/events/:sender/:eventId", read, async (request, reply) => {
