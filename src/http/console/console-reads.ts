@@ -1,17 +1,9 @@
 import type { Principal } from "../../config/operators.ts";
 import type { EventStatus } from "../../domain/event-status.ts";
-import { allowed } from "../../operations/authorization.ts";
+import { type EventForReader, eventForReader, recordsForReader } from "../../operations/event-for-reader.ts";
 import { type DeliveryForReader, deliveryForReader } from "../../operations/remap-delivery.ts";
-import type {
-  AttemptRecord,
-  Backlog,
-  EventRecord,
-  EventRegister,
-  PageCursor,
-  ReplayRecord,
-} from "../../register/port.ts";
+import type { Backlog, EventRecord, EventRegister, PageCursor, ReplayRecord } from "../../register/port.ts";
 import type { SourceDelivery } from "../../register/source-port.ts";
-import { maskedAttempt, maskedRecord, maskPersonalData } from "../../views/mask-personal-data.ts";
 import type { DeliveryQuery } from "./delivery-query.ts";
 import type { ListQuery } from "./list-query.ts";
 
@@ -32,11 +24,6 @@ export interface EventListData {
   counts: Record<EventStatus, number>;
 }
 
-/** What `reader` may see of 1C's texts: all, or with e-mail addresses masked (a viewer). */
-function recordsFor(reader: Principal): (record: EventRecord) => EventRecord {
-  return allowed(reader.role, "personal-data.read") ? (record) => record : maskedRecord;
-}
-
 export async function loadEventList(
   register: EventRegister,
   query: ListQuery,
@@ -49,7 +36,7 @@ export async function loadEventList(
     register.backlog(),
     register.countByStatus({ sender, since, until }),
   ]);
-  const records = rows.slice(0, PAGE_SIZE).map(recordsFor(reader));
+  const records = recordsForReader(rows.slice(0, PAGE_SIZE), reader);
   const last = records.at(-1);
   const older =
     rows.length > PAGE_SIZE && last !== undefined
@@ -60,17 +47,12 @@ export async function loadEventList(
 
 /** Events whose event_id, correlation id, 1C order or the site's order is exactly `term`, newest first. */
 export async function searchEvents(register: EventRegister, term: string, reader: Principal): Promise<EventRecord[]> {
-  return (await register.search(term, SEARCH_LIMIT)).map(recordsFor(reader));
+  return recordsForReader(await register.search(term, SEARCH_LIMIT), reader);
 }
 
-export interface EventDetails {
-  record: EventRecord;
-  attempts: AttemptRecord[];
+/** The event as this person may see it (eventForReader), with its replays and the platform delivery it came from. */
+export interface EventDetails extends EventForReader {
   replays: ReplayRecord[];
-  /** The accepted body as this person may see it. */
-  body: unknown;
-  /** True when e-mail and phone were masked (a viewer). */
-  masked: boolean;
   /** The platform delivery it came from, if it came from a platform. */
   delivery: SourceDelivery | undefined;
 }
@@ -89,17 +71,7 @@ export async function loadEventDetails(
     register.listReplays(sender, eventId),
     register.sources.ofEvent(sender, eventId),
   ]);
-  const masked = !allowed(reader.role, "personal-data.read");
-  const body = JSON.parse(record.body) as unknown;
-  if (!masked) return { record, attempts, replays, body, masked, delivery };
-  return {
-    record: maskedRecord(record),
-    attempts: attempts.map(maskedAttempt),
-    replays,
-    body: maskPersonalData(body),
-    masked,
-    delivery,
-  };
+  return { ...eventForReader(record, attempts, reader), replays, delivery };
 }
 
 export interface DeliveryListData {

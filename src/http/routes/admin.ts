@@ -4,13 +4,12 @@ import type { Static } from "typebox";
 import type { OperatorEntry } from "../../config/operators.ts";
 import { statusUrl } from "../../domain/first-answer.ts";
 import { isValidEventId } from "../../domain/order-paid.ts";
-import { allowed } from "../../operations/authorization.ts";
+import { eventForReader, recordsForReader } from "../../operations/event-for-reader.ts";
 import { lookUpEvent } from "../../operations/look-up-event.ts";
 import type { PlatformWebhooks } from "../../operations/remap-delivery.ts";
 import { replayEvent } from "../../operations/replay-event.ts";
 import type { EventRecord, EventRegister, PageCursor } from "../../register/port.ts";
 import { attemptView, iso, replayView, statusView } from "../../views/event-views.ts";
-import { maskedAttempt, maskedRecord, maskPersonalData } from "../../views/mask-personal-data.ts";
 import { authenticateOperators, principalOfRequest, requireAction } from "../admin-auth.ts";
 import { JSON_CONTENT_TYPE, problemAnswer } from "../answers.ts";
 import { sendAnswer } from "../problem-handler.ts";
@@ -57,9 +56,11 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       ...(before === undefined ? {} : { before }),
     });
     const last = records.at(-1);
-    const seen = allowed(principalOfRequest(request).role, "personal-data.read") ? records : records.map(maskedRecord);
     const page = {
-      events: seen.map((record) => ({ sender: record.sender, ...statusView(record) })),
+      events: recordsForReader(records, principalOfRequest(request)).map((record) => ({
+        sender: record.sender,
+        ...statusView(record),
+      })),
       next_cursor: records.length === limit && last !== undefined ? encodeCursor(last) : null,
     };
     return reply.header("cache-control", "no-store").type(JSON_CONTENT_TYPE).send(JSON.stringify(page));
@@ -73,16 +74,12 @@ export async function adminRoutes(app: FastifyInstance, options: AdminRoutesOpti
       register.listAttempts(found.sender, found.eventId),
       register.listReplays(found.sender, found.eventId),
     ]);
-    // Viewers match events to orders; reaching the customer is support's business, not theirs.
-    const personal = allowed(principalOfRequest(request).role, "personal-data.read");
-    const record = personal ? found : maskedRecord(found);
-    const attempts = personal ? allAttempts : allAttempts.map(maskedAttempt);
-    const body = JSON.parse(record.body) as unknown;
+    const { record, attempts, body } = eventForReader(found, allAttempts, principalOfRequest(request));
     const detail = {
       sender: record.sender,
       ...statusView(record),
       status_url: statusUrl(record.eventId),
-      body: personal ? body : maskPersonalData(body),
+      body,
       fingerprint: record.fingerprint,
       policy_version: record.policyVersion,
       lease: record.leaseUntil === null ? null : { owner: record.leaseOwner, until: iso(record.leaseUntil) },
