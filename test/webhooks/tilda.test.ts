@@ -354,6 +354,8 @@ describe("Tilda order webhook, end to end", () => {
       },
     ],
     ["JSON that does not parse", { body: '{"payment":{"orderid":"1"', headers: jsonHeaders() }],
+    // Not Fastify's 415 "must be application/json": the label is Tilda's adapter's to judge, as any other.
+    ["a form under a Content-Type that does not parse", { body: "test=test", headers: { "content-type": "///" } }],
   ])("refuses %s at the right URL with 400 and records nothing", async (_, bad) => {
     const before = (await h.gw.gateway.register.sources.list({ limit: 1000 })).length;
     const answer = await deliver(bad);

@@ -223,6 +223,7 @@ describe("WooCommerce order webhook, end to end", () => {
   it.each([
     ["without a Content-Type", {}],
     ["as a form", { "content-type": "application/x-www-form-urlencoded" }],
+    ["under a Content-Type that does not parse", { "content-type": "form" }],
   ])("answers WooCommerce's unsigned creation ping %s with exactly 200 and records nothing", async (_, type) => {
     const before = await keysRecorded();
     const ping = wooPing(142);

@@ -5,6 +5,7 @@ import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { EventRegister } from "../../register/port.ts";
 import type { Platform, SourceAdapter, SourceSettings } from "../../sources/port.ts";
 import { problemAnswer } from "../answers.ts";
+import { parseMediaType } from "../media-type.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { verifiedSenderCharge } from "../sender-rate-limit.ts";
 import { webhookAnswerFor } from "../webhook-answers.ts";
@@ -17,6 +18,9 @@ const UNKNOWN_SENDER = "-";
 
 /** What Shopify and WooCommerce send (JSON) and Tilda (a form, or JSON); any other type still reaches the catch-all. */
 const PLATFORM_MEDIA_TYPES = ["application/json", "application/x-www-form-urlencoded"];
+
+/** What Fastify sees instead of a Content-Type that does not parse: a valid type no parser names, so the catch-all's. */
+const UNREADABLE_LABEL = { "content-type": "application/octet-stream" };
 
 export interface WebhookRoutesOptions {
   intake: WebhookIntake;
@@ -75,6 +79,11 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
     const { sender } = request.params as WebhookParams;
     // Anyone can name any sender in a URL: only a configured one gets its own metric series and rate-limit bucket.
     request.sender = settingsFor.has(`${platformOf(request)}/${sender}`) ? sender : UNKNOWN_SENDER;
+    // Fastify answers 415 to a Content-Type it cannot parse ("", "///") before any parser runs. The signature is
+    // over the bytes whatever their label, so Fastify is shown a label its catch-all takes; the adapter still
+    // reads, and the kept delivery still records, the label as sent (request.raw.headers, untouched).
+    const label = request.raw.headers["content-type"];
+    if (label !== undefined && parseMediaType(label) === undefined) request.headers = UNREADABLE_LABEL;
     done();
   });
   app.addHook("onError", async (request, _reply, error) => {
@@ -99,7 +108,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
         : await intake.take(
             adapter,
             settings,
-            { headers: request.headers, raw, urlToken: request.params.token, receivedAt: now() },
+            { headers: request.raw.headers, raw, urlToken: request.params.token, receivedAt: now() },
             request.id,
             request.trace?.context,
             chargeSender === undefined ? undefined : () => chargeSender(request, reply),
