@@ -57,6 +57,12 @@ export const problems = {
     title: "No such resource",
     retryable: false,
   },
+  GW_ERR_METHOD_NOT_ALLOWED: {
+    status: 405,
+    slug: "method-not-allowed",
+    title: "The URL does not take this method",
+    retryable: false,
+  },
   GW_ERR_REQUEST_TIMEOUT: {
     status: 408,
     slug: "request-timeout",

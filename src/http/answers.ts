@@ -77,15 +77,18 @@ export interface ProblemAnswerOptions {
   retryAfterSeconds?: number;
   /** A 415 for a content coding says which codings the gateway reads. */
   acceptEncoding?: string;
+  /** A 405 says which methods the URL takes (RFC 9110 §15.5.6). */
+  allow?: string;
   instance?: string;
 }
 
 export function problemAnswer(code: ProblemCode, correlationId: string, options: ProblemAnswerOptions): Answer {
-  const { detail, retryAfterSeconds: retryAfter, acceptEncoding, ...extras } = options;
+  const { detail, retryAfterSeconds: retryAfter, acceptEncoding, allow, ...extras } = options;
   const doc = problemDocument(code, detail, correlationId, extras);
   const headers: Record<string, string> = {};
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   if (acceptEncoding !== undefined) headers["accept-encoding"] = acceptEncoding;
+  if (allow !== undefined) headers.allow = allow;
   if (options.status_url !== undefined) headers.location = options.status_url;
   return { status: doc.status, contentType: PROBLEM_CONTENT_TYPE, headers, body: JSON.stringify(doc) };
 }

@@ -69,6 +69,10 @@ const OWN_STATUSES: Readonly<Record<string, readonly number[]>> = {
   [`POST ${WEBHOOKS}/woocommerce/:sender`]: [200, 201, 202, 400, 401, 429, 503],
   // Tilda waits for 200 "ok" whatever was recorded.
   [`POST ${WEBHOOKS}/tilda/:sender/:token`]: [200, 400, 401, 429, 503],
+  // A person opening the pasted URL: it exists and takes POST (RFC 9110 §15.5.6).
+  [`GET ${WEBHOOKS}/shopify/:sender`]: [405],
+  [`GET ${WEBHOOKS}/woocommerce/:sender`]: [405],
+  [`GET ${WEBHOOKS}/tilda/:sender/:token`]: [405],
 };
 
 /** The app, and every route it registers as Fastify announces them. */

@@ -133,3 +133,21 @@ export function webhookRouteSchema(platform: Platform) {
     ),
   };
 }
+
+/**
+ * The same URL under GET: a shop owner checking the pasted URL in a browser
+ * learns that it exists and takes POST (RFC 9110 §15.5.6), where a 404 would
+ * say it is wrong.
+ */
+export function webhookGetSchema(platform: Platform) {
+  return {
+    operationId: `get${platform[0]?.toUpperCase()}${platform.slice(1)}Webhook`,
+    tags: ["webhooks"],
+    security: [],
+    summary: `${DESCRIPTIONS[platform].summary}, opened in a browser`,
+    description:
+      "The URL takes only the platform's POST: a GET (or HEAD) is 405 `method-not-allowed` with `Allow: POST`, so a person who opens the pasted URL sees that it exists. Nothing is checked or recorded.",
+    params: Params(platform),
+    response: answers({}, [...EVERY_ROUTE, ...PATH_PARAMETER, "GW_ERR_METHOD_NOT_ALLOWED"]),
+  };
+}

@@ -9,7 +9,7 @@ import { parseMediaType } from "../media-type.ts";
 import { problemCodeFor, sendAnswer } from "../problem-handler.ts";
 import { verifiedSenderCharge } from "../sender-rate-limit.ts";
 import { webhookAnswerFor } from "../webhook-answers.ts";
-import { webhookRouteSchema } from "./webhook-schemas.ts";
+import { webhookGetSchema, webhookRouteSchema } from "./webhook-schemas.ts";
 
 export const WEBHOOKS_PATH = "/integration/v1/webhooks";
 
@@ -137,6 +137,16 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRoutes
       path,
       { schema: webhookRouteSchema(platform), config: { platform }, bodyLimit: options.bodyLimit },
       handle,
+    );
+    // HEAD comes with GET. Nothing is checked or recorded.
+    app.get(path, { schema: webhookGetSchema(platform), config: { platform } }, (request, reply) =>
+      sendAnswer(
+        reply,
+        problemAnswer("GW_ERR_METHOD_NOT_ALLOWED", request.id, {
+          detail: `${request.method} is not taken here: the platform sends its webhook deliveries to this URL by POST`,
+          allow: "POST",
+        }),
+      ),
     );
   }
 }

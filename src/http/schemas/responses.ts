@@ -39,6 +39,7 @@ export const HEADERS = {
     pattern: "^[0-9]+$",
   },
   "WWW-Authenticate": { description: "The bearer challenge of a 401.", type: "string" },
+  Allow: { description: "The methods the URL takes.", type: "string" },
   "X-RateLimit-Limit": {
     description:
       "Requests a sender may make per window. Sent by the senders' order routes, while rate limiting is on, on every answer to a request counted against the sender's limit (once its token is checked); never by the webhook routes.",
@@ -65,6 +66,7 @@ const PROBLEM_HEADERS: Readonly<Partial<Record<ProblemCode, readonly HeaderName[
   GW_ERR_ONEC_CONFLICT: ["Location", "Idempotent-Replayed"],
   GW_ERR_DELIVERY_ABANDONED: ["Location", "Idempotent-Replayed"],
   GW_ERR_UNAUTHORIZED: ["WWW-Authenticate"],
+  GW_ERR_METHOD_NOT_ALLOWED: ["Allow"],
   GW_ERR_RATE_LIMITED: ["Retry-After"],
   GW_ERR_STORAGE_UNAVAILABLE: ["Retry-After"],
   GW_ERR_SHUTTING_DOWN: ["Retry-After"],
