@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/http/openapi/types.ts";
 import { orderPaidEvent } from "../support/events.ts";
@@ -8,6 +6,7 @@ import { call, type HttpAnswer, postEvent } from "../support/http.ts";
 import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
 import { formHeaders, TEST_REQUEST, TILDA_SECRET, tildaWebhookPath } from "../support/platforms/tilda.ts";
 import { wooPing } from "../support/platforms/woocommerce.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 import { documentAjv, type OpenApiDocument, type ResponseObject } from "./openapi-document.ts";
 
@@ -32,18 +31,12 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [
-      { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET] },
-      { sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] },
-      { sender: "shop-w", platform: "woocommerce", secrets: [WOO_SECRET] },
-      { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
-    ],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+  { sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+  { sender: "shop-w", platform: "woocommerce", secrets: [WOO_SECRET] },
+  { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
+]);
 
 const h = gatewayWithEmulator({
   SOURCES_FILE: sourcesFile,

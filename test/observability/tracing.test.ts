@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
@@ -18,6 +17,7 @@ import {
   shopifyHeaders,
   shopifyOrder,
 } from "../support/platforms/shopify.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -144,9 +144,8 @@ describe("W3C trace context from the shop through the register to 1C", () => {
   it("carries a platform webhook's traceparent to 1C the same way", async () => {
     const dir = tempDir();
     try {
-      const sourcesFile = join(dir.path, "sources.json");
       const source = { sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP };
-      writeFileSync(sourcesFile, JSON.stringify({ sources: [source] }));
+      const sourcesFile = writeSourcesFile(dir.path, [source]);
       const gw = await gateway({ ONEC_URL: onec.url, SOURCES_FILE: sourcesFile });
       const body = shopifyBody(
         shopifyOrder({

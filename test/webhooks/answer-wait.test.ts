@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { gatewaysPerTest } from "../support/gateway.ts";
@@ -19,6 +17,7 @@ import {
   tildaWebhookPath,
 } from "../support/platforms/tilda.ts";
 import { wooDelivery, wooOrder } from "../support/platforms/woocommerce.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -36,22 +35,16 @@ const SLACK_MS = 800;
 
 const WOO_SECRET = "wc_wait_secret_5f1d0c9a7b3e";
 const dir = tempDir();
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [
-      { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP },
-      { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
-      {
-        sender: "shop-w",
-        platform: "woocommerce",
-        secrets: [WOO_SECRET],
-        skus: { "product:93": "WOO-SINGLE-1", Bar3: "BAR3" },
-      },
-    ],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP },
+  { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
+  {
+    sender: "shop-w",
+    platform: "woocommerce",
+    secrets: [WOO_SECRET],
+    skus: { "product:93": "WOO-SINGLE-1", Bar3: "BAR3" },
+  },
+]);
 
 let onec: OnecEmulator | undefined;
 beforeAll(async () => {

@@ -1,9 +1,8 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call } from "../support/http.ts";
 import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -16,11 +15,9 @@ import { tempDir } from "../support/temp.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({ sources: [{ sender: "shop-big", platform: "shopify", secrets: [SHOPIFY_SECRET] }] }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-big", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+]);
 
 const byDefault = gatewayWithEmulator({ SOURCES_FILE: sourcesFile });
 const limited = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, WEBHOOK_BODY_LIMIT: String(200 * 1024) });

@@ -1,19 +1,14 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { orderPaidEvent } from "../support/events.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, postEvent } from "../support/http.ts";
 import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({ sources: [{ sender: "shop-p", platform: "shopify", secrets: [SHOPIFY_SECRET] }] }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [{ sender: "shop-p", platform: "shopify", secrets: [SHOPIFY_SECRET] }]);
 
 /** A shop that only pastes a platform URL: no sender tokens, and anonymous traffic not allowed. */
 const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, ALLOW_ANONYMOUS: "false" });

@@ -1,11 +1,10 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, describe, expect, it } from "vitest";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call } from "../support/http.ts";
 import { SHOPIFY_SECRET } from "../support/platforms/shopify.ts";
 import { TILDA_SECRET, tildaWebhookPath } from "../support/platforms/tilda.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -17,17 +16,11 @@ import { tempDir } from "../support/temp.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [
-      { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET] },
-      { sender: "shop-w", platform: "woocommerce", secrets: ["wc_methods_secret_0123456789"], currency: "RUB" },
-      { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
-    ],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-s", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+  { sender: "shop-w", platform: "woocommerce", secrets: ["wc_methods_secret_0123456789"], currency: "RUB" },
+  { sender: "shop-t", platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB" },
+]);
 const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile });
 
 const URLS = [

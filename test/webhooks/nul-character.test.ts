@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
 import { startTestGateway, type TestGateway } from "../support/gateway.ts";
@@ -16,6 +14,7 @@ import {
 } from "../support/platforms/tilda.ts";
 import { createTestDatabase, postgresForTests, type TestDatabase } from "../support/postgres.ts";
 import { STARTUP_TIMEOUT_MS } from "../support/process-backends.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -40,9 +39,8 @@ describe.each(backends)("U+0000 in a platform's delivery, on %s", (backend) => {
   let database: TestDatabase | undefined;
   beforeAll(async () => {
     if (backend === "postgres") postgresForTests().require();
-    const sourcesFile = join(dir.path, "sources.json");
     const source = { sender: SENDER, platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB", skus: SKUS };
-    writeFileSync(sourcesFile, JSON.stringify({ sources: [source] }));
+    const sourcesFile = writeSourcesFile(dir.path, [source]);
     onec = await startOnecEmulator();
     database = backend === "postgres" ? await createTestDatabase() : undefined;
     const url: Record<string, string> = database === undefined ? {} : { DATABASE_URL: database.url };

@@ -1,23 +1,16 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call } from "../support/http.ts";
 import { SHOPIFY_SECRET, shopifyBody, shopifyHeaders, shopifyOrder } from "../support/platforms/shopify.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [
-      { sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] },
-      { sender: "shop-f", platform: "shopify", secrets: [SHOPIFY_SECRET] },
-    ],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-r", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+  { sender: "shop-f", platform: "shopify", secrets: [SHOPIFY_SECRET] },
+]);
 
 const h = gatewayWithEmulator({ SOURCES_FILE: sourcesFile, RATE_LIMIT_MAX: "3", RATE_LIMIT_WINDOW_MS: "60000" });
 

@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OnecEmulator, startOnecEmulator } from "../../src/onec-emulator/emulator.ts";
@@ -11,6 +10,7 @@ import {
   shopifyHeaders,
   shopifyOrder,
 } from "../support/platforms/shopify.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -22,14 +22,10 @@ import { tempDir } from "../support/temp.ts";
  * delivery left no trace, and Shopify's retry is recorded as a new payment.
  */
 const dir = tempDir();
-const sourcesFile = join(dir.path, "sources.json");
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP },
+]);
 const databasePath = join(dir.path, "gateway.db");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [{ sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP }],
-  }),
-);
 
 let onec: OnecEmulator | undefined;
 const gateways: TestGateway[] = [];

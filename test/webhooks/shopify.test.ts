@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call } from "../support/http.ts";
@@ -12,6 +10,7 @@ import {
   shopifyOrder,
 } from "../support/platforms/shopify.ts";
 import { rng, shuffled, testSeed, withSeed } from "../support/random.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -22,13 +21,9 @@ import { tempDir } from "../support/temp.ts";
  */
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [{ sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP }],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-a", platform: "shopify", secrets: [SHOPIFY_SECRET], shop_domain: SHOPIFY_SHOP },
+]);
 
 const h = gatewayWithEmulator({
   SOURCES_FILE: sourcesFile,

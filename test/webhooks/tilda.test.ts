@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EmulatorOrder } from "../../src/onec-emulator/emulator.ts";
 import { consoleCall, signInAs } from "../support/console-client.ts";
@@ -25,6 +23,7 @@ import {
   tildaWebhookPath,
 } from "../support/platforms/tilda.ts";
 import { rng, shuffled, testSeed, withSeed } from "../support/random.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -49,13 +48,9 @@ const SKUS: Record<string, string> = {
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({
-    sources: [{ sender: SENDER, platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB", skus: SKUS }],
-  }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: SENDER, platform: "tilda", secrets: [TILDA_SECRET], currency: "RUB", skus: SKUS },
+]);
 
 const h = gatewayWithEmulator({
   SOURCES_FILE: sourcesFile,

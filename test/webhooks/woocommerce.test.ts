@@ -1,11 +1,10 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EmulatorOrder } from "../../src/onec-emulator/emulator.ts";
 import { gatewayWithEmulator } from "../support/harness.ts";
 import { call, type HttpAnswer } from "../support/http.ts";
 import { type WooOrder, wooDelivery, wooHeaders, wooOrder, wooPing } from "../support/platforms/woocommerce.ts";
 import { rng, shuffled, testSeed, withSeed } from "../support/random.ts";
+import { writeSourcesFile } from "../support/sources-file.ts";
 import { tempDir } from "../support/temp.ts";
 
 /**
@@ -22,11 +21,9 @@ const SKUS = { "product:93": "WOO-SINGLE-1", Bar3: "BAR3" } as const;
 
 const dir = tempDir();
 afterAll(() => dir.remove());
-const sourcesFile = join(dir.path, "sources.json");
-writeFileSync(
-  sourcesFile,
-  JSON.stringify({ sources: [{ sender: "shop-w", platform: "woocommerce", secrets: [SECRET], skus: SKUS }] }),
-);
+const sourcesFile = writeSourcesFile(dir.path, [
+  { sender: "shop-w", platform: "woocommerce", secrets: [SECRET], skus: SKUS },
+]);
 
 // The orders are WooCommerce's documented example, paid in March 2017: a register that keeps events for a
 // century still remembers that payment, so it is recorded (a shorter memory ignores it: webhook-intake.test.ts).
