@@ -385,8 +385,11 @@ describe.skipIf(!runnable)("PostgreSQL outage under 20 retrying clients", () => 
     expect(workerLines.lost).toBeGreaterThanOrEqual(report.length);
     expect(workerLines.lost).toBeLessThanOrEqual(2 * report.length);
     expect(workerLines.back).toBe(workerLines.lost);
+    // Five seconds without a server are refused (503 with Retry-After). A restart can be over within a
+    // request's deadline (258 ms once, on a fast disk): its requests then wait it out and none is refused;
+    // the worker's lines above show it was seen.
+    expect(report[0]?.refused503, stopped.name).toBeGreaterThan(0);
     for (const outage of report) {
-      expect(outage.refused503, outage.outage).toBeGreaterThan(0);
       expect(outage.refusedWithoutRetryAfter, outage.outage).toBe(0);
       expect(outage.otherFailures, outage.outage).toBe(0);
       expect(outage.recoveryMs, outage.outage).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
