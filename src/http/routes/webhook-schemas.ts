@@ -89,7 +89,7 @@ const PROBLEMS = [
 export function webhookRouteSchema(platform: Platform) {
   const plain = platform === "tilda";
   return {
-    operationId: `post${platform[0]?.toUpperCase()}${platform.slice(1)}Webhook`,
+    operationId: operationId("post", platform),
     tags: ["webhooks"],
     // Tilda's secret is the URL's last segment, which OpenAPI cannot name as a scheme: no scheme, described on the route.
     security:
@@ -141,7 +141,7 @@ export function webhookRouteSchema(platform: Platform) {
  */
 export function webhookGetSchema(platform: Platform) {
   return {
-    operationId: `get${platform[0]?.toUpperCase()}${platform.slice(1)}Webhook`,
+    operationId: operationId("get", platform),
     tags: ["webhooks"],
     security: [],
     summary: `${DESCRIPTIONS[platform].summary}, opened in a browser`,
@@ -150,4 +150,9 @@ export function webhookGetSchema(platform: Platform) {
     params: Params(platform),
     response: answers({}, [...EVERY_ROUTE, ...PATH_PARAMETER, "GW_ERR_METHOD_NOT_ALLOWED"]),
   };
+}
+
+/** `postShopifyWebhook`, `getTildaWebhook`: one operation per method and platform. */
+function operationId(method: "get" | "post", platform: Platform): string {
+  return `${method}${platform[0]?.toUpperCase()}${platform.slice(1)}Webhook`;
 }
